@@ -1,0 +1,80 @@
+package jetstream.cli;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The single entry point of the {@code jetstream} command line. Every subcommand of the project is
+ * registered here and nowhere else; the {@code ./jetstream} launcher at the repository root runs it.
+ */
+public final class Main {
+
+    /** A subcommand: returns the process exit code. */
+    @FunctionalInterface
+    interface Command {
+        int run(String[] args) throws Exception;
+    }
+
+    private record Entry(String usage, String summary, Command command) {}
+
+    private static final Map<String, Entry> COMMANDS = new LinkedHashMap<>();
+
+    static {
+        register("help", "help", "list the commands", args -> {
+            usage(System.out);
+            return 0;
+        });
+    }
+
+    private static void register(String name, String usage, String summary, Command command) {
+        COMMANDS.put(name, new Entry(usage, summary, command));
+    }
+
+    private Main() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    static int run(String[] args) {
+        if (args.length == 0) {
+            usage(System.err);
+            return 2;
+        }
+        Entry entry = COMMANDS.get(args[0]);
+        if (entry == null) {
+            System.err.println("jetstream: unknown command '" + args[0] + "'");
+            usage(System.err);
+            return 2;
+        }
+        try {
+            return entry.command.run(Arrays.copyOfRange(args, 1, args.length));
+        } catch (UsageException e) {
+            System.err.println("jetstream " + args[0] + ": " + e.getMessage());
+            System.err.println("usage: jetstream " + entry.usage);
+            return 2;
+        } catch (Exception e) {
+            System.err.println("jetstream " + args[0] + ": " + e);
+            return 1;
+        }
+    }
+
+    private static void usage(PrintStream out) {
+        out.println("usage: jetstream <command> [args]");
+        out.println();
+        for (Entry e : COMMANDS.values()) {
+            out.printf("  %-40s %s%n", e.usage, e.summary);
+        }
+    }
+
+    /** Thrown by a command whose arguments are wrong; the launcher prints its usage line. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+}
