@@ -26,6 +26,9 @@ public final class Main {
             usage(System.out);
             return 0;
         });
+        register("frames-to-json", FramesToJson.USAGE,
+                "print a relay frame capture ([u32 LE length][frame]...) as v1 or v2 event JSON lines",
+                args -> new FramesToJson().run(args, System.out, System.err));
     }
 
     private static void register(String name, String usage, String summary, Command command) {
