@@ -31,7 +31,7 @@ public final class Language {
                 return true;
             }
         }
-        return new Cursor(s).tag();
+        return tag(s);
     }
 
     /** @throws DecodeException reason {@code invalid_language} */
@@ -62,157 +62,149 @@ public final class Language {
         return true;
     }
 
-    /** Walks the tag one subtag at a time; {@code start}/{@code end} delimit the current subtag. */
-    private static final class Cursor {
-        private final CharSequence s;
-        private int start;
-        private int end = -1;
-        private boolean bad;
+    private static final int EXTLANG = 0;
+    private static final int SCRIPT = 1;
+    private static final int REGION = 2;
+    private static final int VARIANT = 3;
+    private static final int EXTENSIONS = 4;
 
-        Cursor(CharSequence s) {
-            this.s = s;
+    /**
+     * {@code langtag} or {@code privateuse} of RFC 5646, walked one subtag at a time with a state
+     * saying which subtags may still come: extlang, script, region, variants, extensions, private use.
+     */
+    private static boolean tag(CharSequence s) {
+        int len = s.length();
+        int end = subtagEnd(s, 0);
+        if (end < 0) {
+            return false;
         }
-
-        /**
-         * Advances to the next subtag; false at the end of input, or (setting {@code bad}) on an
-         * empty, over-long or non-alphanumeric subtag.
-         */
-        boolean next() {
-            if (end >= s.length()) {
+        if (isX(s, 0, end)) {
+            return privateUse(s, end);
+        }
+        if (end < 2 || end > 3) {
+            return false;
+        }
+        for (int i = 0; i < end; i++) {
+            if (!Ascii.isLower(s.charAt(i))) {
                 return false;
             }
-            start = end + 1;
-            int i = start;
-            while (i < s.length() && s.charAt(i) != '-') {
-                if (!Ascii.isAlnum(s.charAt(i))) {
-                    bad = true;
-                    return false;
-                }
-                i++;
-            }
-            end = i;
-            if (end == start || end - start > 8) {
-                bad = true;
+        }
+        int state = EXTLANG;
+        int extlangs = 0;
+        int firstVariant = -1;
+        long singletons = 0;
+        boolean inExtension = false;
+        int extensionParts = 0;
+        while (end < len) {
+            int start = end + 1;
+            end = subtagEnd(s, start);
+            if (end < 0) {
                 return false;
             }
-            return true;
-        }
-
-        int length() {
-            return end - start;
-        }
-
-        boolean allAlpha() {
-            for (int i = start; i < end; i++) {
-                if (!Ascii.isAlpha(s.charAt(i))) {
+            int n = end - start;
+            if (inExtension) {
+                if (n >= 2) {
+                    extensionParts++;
+                    continue;
+                }
+                if (extensionParts == 0) {
                     return false;
                 }
+                inExtension = false;
             }
-            return true;
-        }
-
-        boolean allDigits() {
-            for (int i = start; i < end; i++) {
-                if (!Ascii.isDigit(s.charAt(i))) {
-                    return false;
+            if (n == 1) {
+                if (isX(s, start, end)) {
+                    return privateUse(s, end);
                 }
-            }
-            return true;
-        }
-
-        boolean isX() {
-            return length() == 1 && (s.charAt(start) == 'x' || s.charAt(start) == 'X');
-        }
-
-        boolean tag() {
-            if (!next()) {
-                return false;
-            }
-            if (isX()) {
-                return privateUse();
-            }
-            for (int i = start; i < end; i++) {
-                if (!Ascii.isLower(s.charAt(i))) {
-                    return false;
-                }
-            }
-            if (length() < 2 || length() > 3) {
-                return false;
-            }
-            if (!next()) {
-                return atEnd();
-            }
-            for (int ext = 0; ext < 3 && length() == 3 && allAlpha(); ext++) {
-                if (!next()) {
-                    return atEnd();
-                }
-            }
-            if (length() == 4 && allAlpha() && !next()) {
-                return atEnd();
-            }
-            if (((length() == 2 && allAlpha()) || (length() == 3 && allDigits())) && !next()) {
-                return atEnd();
-            }
-            int firstVariant = start;
-            while (isVariant()) {
-                if (repeatsEarlierVariant(firstVariant)) {
-                    return false;
-                }
-                if (!next()) {
-                    return atEnd();
-                }
-            }
-            long singletons = 0;
-            while (length() == 1 && !isX()) {
                 long bit = 1L << Character.digit(s.charAt(start), 36);
                 if ((singletons & bit) != 0) {
                     return false;
                 }
                 singletons |= bit;
-                int parts = 0;
-                while (next() && length() >= 2) {
-                    parts++;
-                }
-                if (parts == 0 || bad) {
+                inExtension = true;
+                extensionParts = 0;
+                state = EXTENSIONS;
+            } else if (state == EXTLANG && n == 3 && allAlpha(s, start, end) && extlangs < 3) {
+                extlangs++;
+            } else if (state <= SCRIPT && n == 4 && allAlpha(s, start, end)) {
+                state = REGION;
+            } else if (state <= REGION && ((n == 2 && allAlpha(s, start, end)) || (n == 3 && allDigits(s, start, end)))) {
+                state = VARIANT;
+            } else if (state <= VARIANT && (n >= 5 || (n == 4 && Ascii.isDigit(s.charAt(start))))) {
+                if (firstVariant < 0) {
+                    firstVariant = start;
+                } else if (repeatsVariant(s, firstVariant, start, end)) {
                     return false;
                 }
-                if (atEnd()) {
-                    return true;
-                }
+                state = VARIANT;
+            } else {
+                return false;
             }
-            return !bad && isX() && privateUse();
         }
+        return !inExtension || extensionParts > 0;
+    }
 
-        private boolean atEnd() {
-            return !bad && end == s.length();
-        }
-
-        private boolean isVariant() {
-            return (length() >= 5) || (length() == 4 && Ascii.isDigit(s.charAt(start)));
-        }
-
-        private boolean repeatsEarlierVariant(int firstVariant) {
-            int i = firstVariant;
-            while (i < start) {
-                int j = i;
-                while (s.charAt(j) != '-') {
-                    j++;
-                }
-                if (j - i == length() && regionEqualsIgnoreCase(s, i, start, length())) {
-                    return true;
-                }
-                i = j + 1;
+    /** End of the subtag starting at {@code start}, or -1 if it is empty, over 8 chars or not alphanumeric. */
+    private static int subtagEnd(CharSequence s, int start) {
+        int i = start;
+        while (i < s.length() && s.charAt(i) != '-') {
+            if (!Ascii.isAlnum(s.charAt(i))) {
+                return -1;
             }
-            return false;
+            i++;
         }
+        return i == start || i - start > 8 ? -1 : i;
+    }
 
-        /** {@code x} has been read; one or more 1..8 char subtags must follow and end the tag. */
-        private boolean privateUse() {
-            int parts = 0;
-            while (next()) {
-                parts++;
+    private static boolean isX(CharSequence s, int start, int end) {
+        return end - start == 1 && (s.charAt(start) == 'x' || s.charAt(start) == 'X');
+    }
+
+    /** After an {@code x} singleton ending at {@code end}: one or more subtags of 1..8 chars, then the end. */
+    private static boolean privateUse(CharSequence s, int end) {
+        int parts = 0;
+        while (end < s.length()) {
+            end = subtagEnd(s, end + 1);
+            if (end < 0) {
+                return false;
             }
-            return parts > 0 && atEnd();
+            parts++;
         }
+        return parts > 0;
+    }
+
+    /** Whether the variant {@code s[start, end)} equals (ignoring case) one between {@code first} and {@code start}. */
+    private static boolean repeatsVariant(CharSequence s, int first, int start, int end) {
+        int n = end - start;
+        int i = first;
+        while (i < start) {
+            int j = i;
+            while (s.charAt(j) != '-') {
+                j++;
+            }
+            if (j - i == n && regionEqualsIgnoreCase(s, i, start, n)) {
+                return true;
+            }
+            i = j + 1;
+        }
+        return false;
+    }
+
+    private static boolean allAlpha(CharSequence s, int start, int end) {
+        for (int i = start; i < end; i++) {
+            if (!Ascii.isAlpha(s.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean allDigits(CharSequence s, int start, int end) {
+        for (int i = start; i < end; i++) {
+            if (!Ascii.isDigit(s.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 }
