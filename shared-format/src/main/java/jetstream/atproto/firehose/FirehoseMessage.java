@@ -14,8 +14,11 @@ public sealed interface FirehoseMessage {
         return -1;
     }
 
-    /** {@code #commit}: a repository update and its CAR diff. {@code tooBig}, {@code rebase}, {@code blobs} are ignored. */
-    record Commit(long seq, String repo, String rev, String since, Cid commit, ByteSlice blocks,
+    /**
+     * {@code #commit}: a repository update and its CAR diff. {@code since}, {@code prevData} and
+     * {@code time} may be null. {@code tooBig}, {@code rebase} and {@code blobs} are ignored.
+     */
+    record Commit(long seq, String repo, String rev, String since, Cid commit, Cid prevData, ByteSlice blocks,
                   List<RepoOp> ops, String time) implements FirehoseMessage {}
 
     /** One op of a commit: {@code action} create/update/delete, {@code path} {@code collection/rkey}. */

@@ -86,6 +86,7 @@ public final class FrameDecoder {
         String rev = null;
         String since = null;
         Cid commit = null;
+        Cid prevData = null;
         ByteSlice blocks = null;
         List<FirehoseMessage.RepoOp> ops = null;
         String time = null;
@@ -105,6 +106,8 @@ public final class FrameDecoder {
                 since = r.tryReadNull() ? null : r.readString();
             } else if (r.keyEquals(prevLen, "commit")) {
                 commit = r.readCid();
+            } else if (r.keyEquals(prevLen, "prevData")) {
+                prevData = r.tryReadNull() ? null : r.readCid();
             } else if (r.keyEquals(prevLen, "blocks")) {
                 blocks = bytes();
             } else if (r.keyEquals(prevLen, "ops")) {
@@ -115,9 +118,9 @@ public final class FrameDecoder {
                 r.skip();
             }
         }
-        require(seq >= 0 && repo != null && rev != null && blocks != null && ops != null,
-                "#commit needs seq, repo, rev, blocks and ops");
-        return new FirehoseMessage.Commit(seq, repo, rev, since, commit, blocks, ops, time);
+        require(seq >= 0 && repo != null && rev != null && commit != null && blocks != null && ops != null,
+                "#commit needs seq, repo, rev, commit, blocks and ops");
+        return new FirehoseMessage.Commit(seq, repo, rev, since, commit, prevData, blocks, ops, time);
     }
 
     private List<FirehoseMessage.RepoOp> ops() {
