@@ -178,6 +178,12 @@ class V2JsonTest {
     }
 
     @Test
+    void displayTimeIsTheImportedTimeWhenSet() {
+        assertEquals(1_750_000_000_000_001L, WireEvent.displayTime(1_750_000_000_000_001L, 0));
+        assertEquals(1_600_000_000_000_000L, WireEvent.displayTime(1_750_000_000_000_001L, 1_600_000_000_000_000L));
+    }
+
+    @Test
     void malformedStoredBodiesFailWithoutPartialOutput() {
         V2Json v2 = new V2Json();
         JsonBuffer out = new JsonBuffer();

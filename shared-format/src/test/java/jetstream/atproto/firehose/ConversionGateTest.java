@@ -103,10 +103,11 @@ class ConversionGateTest {
     }
 
     @Test
-    void invalidDidDropsTheWholeEvent() {
-        RowConverter.Result r = convert(frame(message("#commit"), commit("DID:plc:x", REV, List.of(), true)));
+    void invalidDidDropsTheWholeEventWithABoundedDetail() {
+        RowConverter.Result r = convert(frame(message("#commit"), commit("DID:plc:x", "r".repeat(100_000), List.of(), true)));
         assertTrue(r.eventDropped());
         assertEquals(Drop.INVALID_DID, r.drops().get(0).reason());
+        assertTrue(r.drops().get(0).detail().length() <= Drop.MAX_DETAIL + 3, "detail quotes hostile input unbounded");
     }
 
     @Test
