@@ -1,5 +1,6 @@
 package jetstream.atproto.sync;
 
+import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -62,6 +63,9 @@ public final class CommitVerifier {
             if (prevData == null) {
                 return VerifyResult.fail("missing_prev_data", "event has no prevData to invert to");
             }
+            if (ops == null) {
+                return VerifyResult.fail("bad_op", "event has no ops list");
+            }
             return invert(commit.data(), BlockStore.ofCar(blocks), ops, prevData);
         } catch (DecodeException e) {
             return VerifyResult.fail(e.reason(), e.getMessage());
@@ -79,7 +83,10 @@ public final class CommitVerifier {
         MstTree tree = MstTree.load(data, blocks);
         Set<String> paths = new HashSet<>();
         for (RepoOp op : ops) {
-            byte[] key = op.path().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            if (op == null || op.path() == null || op.action() == null) {
+                return VerifyResult.fail("bad_op", "operation without action or path");
+            }
+            byte[] key = op.path().getBytes(StandardCharsets.UTF_8);
             if (!MstKeys.isValid(key)) {
                 return VerifyResult.fail("bad_op_path", "invalid op path");
             }
