@@ -1,8 +1,10 @@
 package jetstream.atproto.mst;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
 
@@ -20,7 +22,7 @@ public final class MstTree {
     private final BlockStore blocks;
     private Object root;
     private int rootLayer;
-    private final List<Cid> loaded = new ArrayList<>();
+    private final Set<Cid> loaded = new LinkedHashSet<>();
 
     /** An in-memory node; {@code subs} has one more element than {@code keys}. */
     private static final class Node {
@@ -60,9 +62,9 @@ public final class MstTree {
         this.blocks = blocks;
     }
 
-    /** A new empty tree. */
-    public static MstTree empty(BlockStore blocks) {
-        return new MstTree(blocks);
+    /** A new empty tree (it never reads blocks: every node it will hold is built in memory). */
+    public static MstTree empty() {
+        return new MstTree(cid -> null);
     }
 
     /**
@@ -84,7 +86,7 @@ public final class MstTree {
         return t;
     }
 
-    /** CIDs of the blocks read so far, in read order (what an inversion proof had to contain). */
+    /** CIDs of the blocks read so far, in first-read order (what an inversion proof had to contain). */
     public List<Cid> loadedBlocks() {
         return List.copyOf(loaded);
     }
@@ -315,7 +317,7 @@ public final class MstTree {
         int i = node.search(key);
         if (layer == h) {
             if (i >= node.keys.size() || MstKeys.compare(node.keys.get(i), key) != 0) {
-                return ref;
+                return node;
             }
             removed[0] = node.values.get(i);
             Object merged = merge(node.subs.get(i), node.subs.get(i + 1), layer - 1);
@@ -327,7 +329,9 @@ public final class MstTree {
             Object sub = node.subs.get(i);
             Object updated = remove(sub, layer - 1, key, h, removed);
             if (removed[0] == null) {
-                return ref;
+                // unchanged, but keep the node just read so the next operation need not read it again
+                node.subs.set(i, updated);
+                return node;
             }
             node.subs.set(i, updated);
         }

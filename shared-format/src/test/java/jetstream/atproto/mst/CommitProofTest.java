@@ -48,7 +48,7 @@ class CommitProofTest {
 
             // forward: build the before tree, apply the commit
             Map<Cid, byte[]> all = new HashMap<>();
-            MstTree tree = MstTree.empty(all::get);
+            MstTree tree = MstTree.empty();
             TreeMap<byte[], Cid> beforeSet = MstTreeTest.sortedMap();
             c.get("keys").forEach(k -> {
                 tree.put(utf8(k.asText()), leaf);

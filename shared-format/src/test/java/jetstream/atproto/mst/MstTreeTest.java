@@ -33,13 +33,12 @@ class MstTreeTest {
     /** Root CIDs for small maps published with the atproto MST interop tests. */
     @Test
     void knownMaps() {
-        Map<Cid, byte[]> blocks = new HashMap<>();
-        MstTree t = MstTree.empty(blocks::get);
+        MstTree t = MstTree.empty();
         assertEquals("bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm", t.rootCid().toString());
         t.put(utf8("com.example.record/3jqfcqzm3fo2j"), LEAF);
         assertEquals("bafyreibj4lsc3aqnrvphp5xmrnfoorvru4wynt6lwidqbm2623a6tatzdu", t.rootCid().toString());
 
-        MstTree t2 = MstTree.empty(blocks::get);
+        MstTree t2 = MstTree.empty();
         t2.put(utf8("com.example.record/3jqfcqzm3fx2j"), LEAF);
         assertEquals("bafyreih7wfei65pxzhauoibu3ls7jgmkju4bspy4t2ha2qdjnzqvoy33ai", t2.rootCid().toString());
         assertEquals(null, t2.delete(utf8("com.example.record/3jqfcqzm3fo2j")));
@@ -75,7 +74,7 @@ class MstTreeTest {
         for (int trial = 0; trial < 60; trial++) {
             TreeMap<byte[], Cid> expected = sortedMap();
             Map<Cid, byte[]> blocks = new HashMap<>();
-            MstTree tree = MstTree.empty(blocks::get);
+            MstTree tree = MstTree.empty();
             int ops = 1 + rnd.nextInt(trial < 30 ? 40 : 400);
             List<byte[]> present = new ArrayList<>();
             for (int op = 0; op < ops; op++) {
@@ -121,7 +120,7 @@ class MstTreeTest {
             // the same set inserted in another order gives the same root
             List<Map.Entry<byte[], Cid>> shuffled = new ArrayList<>(expected.entrySet());
             Collections.shuffle(shuffled, rnd);
-            MstTree other = MstTree.empty(blocks::get);
+            MstTree other = MstTree.empty();
             shuffled.forEach(e -> other.put(e.getKey(), e.getValue()));
             assertEquals(root, other.rootCid());
         }
