@@ -5,6 +5,7 @@ import java.util.Map;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
+import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.crypto.PublicKey;
 
 /**
@@ -53,6 +54,25 @@ public record Commit(String did, long version, Cid data, String rev, Cid prev, b
             throw new DecodeException("bad_commit", "commit field " + name + " has the wrong type");
         }
         return type.cast(v);
+    }
+
+    /** A new version-3 commit signed by {@code key} ({@code prev} may be null, and is written as null). */
+    public static Commit sign(String did, Cid data, String rev, Cid prev, PrivateKey key) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("did", did);
+        m.put("version", (long) VERSION);
+        m.put("data", data);
+        m.put("rev", rev);
+        m.put("prev", prev);
+        byte[] unsigned = DagCbor.encode(m);
+        return new Commit(did, VERSION, data, rev, prev, key.sign(unsigned), unsigned);
+    }
+
+    /** The commit block: the unsigned fields plus {@code sig}, canonical DAG-CBOR. */
+    public byte[] encode() {
+        Map<String, Object> m = DagCbor.decodeMap(unsigned, 0, unsigned.length);
+        m.put("sig", sig);
+        return DagCbor.encode(m);
     }
 
     /** Whether {@link #sig()} is a valid atproto signature by {@code key} over {@link #unsigned()}. */

@@ -2,6 +2,7 @@ package jetstream.atproto.sync;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,7 +34,7 @@ public final class CommitVerifier {
      * @param ops the event's operations
      * @param prevData the event's {@code prevData} (null when the relay did not send one)
      * @param key the account's signing key from its DID document
-     * @return {@link VerifyResult#OK} or the first failure found; never throws on bad input
+     * @return success with the verified commit, or the first failure found; never throws on bad input
      */
     public static VerifyResult verify(String repo, String rev, Cid commitCid, byte[] car, int off, int len,
             List<RepoOp> ops, Cid prevData, PublicKey key) {
@@ -43,22 +44,9 @@ public final class CommitVerifier {
                 return VerifyResult.fail("car_root_mismatch", "the CAR diff's roots do not name the commit");
             }
             Map<Cid, CarBlock> blocks = CarReader.readAll(car, off, len);
-            CarBlock block = blocks.get(commitCid);
-            if (block == null) {
-                return VerifyResult.fail("missing_commit_block", "commit block " + commitCid + " is not in the CAR diff");
-            }
-            Commit commit = Commit.decode(block.buffer(), block.offset(), block.length());
-            if (!commit.did().equals(repo)) {
-                return VerifyResult.fail("repo_mismatch", "commit is for " + commit.did() + ", event for " + repo);
-            }
-            if (!commit.rev().equals(rev)) {
-                return VerifyResult.fail("rev_mismatch", "commit rev " + commit.rev() + " differs from event rev " + rev);
-            }
-            if (key == null) {
-                return VerifyResult.fail("no_signing_key", "no #atproto key for " + repo);
-            }
-            if (!commit.verifySignature(key)) {
-                return VerifyResult.fail("bad_signature", "commit signature does not verify with " + key.didKey());
+            VerifyResult signed = signedCommit(blocks, commitCid, repo, rev, key);
+            if (!signed.ok()) {
+                return signed;
             }
             if (prevData == null) {
                 return VerifyResult.fail("missing_prev_data", "event has no prevData to invert to");
@@ -66,21 +54,79 @@ public final class CommitVerifier {
             if (ops == null) {
                 return VerifyResult.fail("bad_op", "event has no ops list");
             }
-            return invert(commit.data(), BlockStore.ofCar(blocks), ops, prevData);
+            VerifyResult inverted = invert(signed.commit().data(), BlockStore.ofCar(blocks), ops, prevData);
+            return inverted.ok() ? signed : inverted;
         } catch (DecodeException e) {
             return VerifyResult.fail(e.reason(), e.getMessage());
         }
     }
 
     /**
+     * Verifies a {@code #sync} event: its CAR holds the signed commit (named by the CAR's single root)
+     * for {@code did} at {@code rev}. The event asserts a new repository state without a diff, so
+     * only the signature can be checked; the records come from a fresh {@code getRepo}.
+     */
+    public static VerifyResult verifySync(String did, String rev, byte[] car, int off, int len, PublicKey key) {
+        try {
+            List<Cid> roots = CarReader.of(car, off, len).roots();
+            if (roots.size() != 1) {
+                return VerifyResult.fail("car_root_mismatch", "a #sync CAR must have exactly one root");
+            }
+            return signedCommit(CarReader.readAll(car, off, len), roots.get(0), did, rev, key);
+        } catch (DecodeException e) {
+            return VerifyResult.fail(e.reason(), e.getMessage());
+        }
+    }
+
+    private static VerifyResult signedCommit(Map<Cid, CarBlock> blocks, Cid commitCid, String did, String rev, PublicKey key) {
+        CarBlock block = blocks.get(commitCid);
+        if (block == null) {
+            return VerifyResult.fail("missing_commit_block", "commit block " + commitCid + " is not in the CAR");
+        }
+        Commit commit = Commit.decode(block.buffer(), block.offset(), block.length());
+        if (!commit.did().equals(did)) {
+            return VerifyResult.fail("repo_mismatch", "commit is for " + commit.did() + ", event for " + did);
+        }
+        if (!commit.rev().equals(rev)) {
+            return VerifyResult.fail("rev_mismatch", "commit rev " + commit.rev() + " differs from event rev " + rev);
+        }
+        if (key == null) {
+            return VerifyResult.fail("no_signing_key", "no #atproto key for " + did);
+        }
+        if (!commit.verifySignature(key)) {
+            return VerifyResult.fail("bad_signature", "commit signature does not verify with " + key.didKey());
+        }
+        return VerifyResult.ok(commit);
+    }
+
+    /**
      * Starting from the tree {@code data}, undoes each operation (create → delete, update → restore
      * {@code prev}, delete → restore {@code prev}) after checking the tree holds what the operation
-     * claims, then compares the resulting root with {@code prevData}.
+     * claims, then compares the resulting root with {@code prevData}. Success carries no commit.
      *
      * @throws DecodeException when the block store lacks a node the inversion needs, or a node is malformed
      */
     public static VerifyResult invert(Cid data, BlockStore blocks, List<RepoOp> ops, Cid prevData) {
+        return invert(MstTree.load(data, blocks), ops, prevData);
+    }
+
+    /**
+     * The MST nodes a consumer needs to invert {@code ops} on the tree {@code data}: a producer puts
+     * these (with the new nodes and records) in the {@code #commit} CAR diff. {@code blocks} must hold
+     * the whole new tree.
+     *
+     * @throws IllegalArgumentException when the operations do not invert to {@code prevData}
+     */
+    public static Set<Cid> proofNodes(Cid data, BlockStore blocks, List<RepoOp> ops, Cid prevData) {
         MstTree tree = MstTree.load(data, blocks);
+        VerifyResult r = invert(tree, ops, prevData);
+        if (!r.ok()) {
+            throw new IllegalArgumentException("operations do not invert to prevData: " + r.reason() + " " + r.detail());
+        }
+        return new LinkedHashSet<>(tree.loadedBlocks());
+    }
+
+    private static VerifyResult invert(MstTree tree, List<RepoOp> ops, Cid prevData) {
         Set<String> paths = new HashSet<>();
         for (RepoOp op : ops) {
             if (op == null || op.path() == null || op.action() == null) {
@@ -123,6 +169,6 @@ public final class CommitVerifier {
             return VerifyResult.fail("inversion_mismatch",
                     "inverted tree root " + inverted + " differs from prevData " + prevData);
         }
-        return VerifyResult.OK;
+        return VerifyResult.ok(null);
     }
 }

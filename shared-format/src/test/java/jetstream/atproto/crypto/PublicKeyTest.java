@@ -45,6 +45,34 @@ class PublicKeyTest {
     }
 
     @Test
+    void privateKeySignaturesAreDeterministicLowSAndVerify() {
+        Random rnd = new Random(8);
+        int checked = 0;
+        for (KeyCurve curve : KeyCurve.values()) {
+            for (int i = 0; i < 20; i++) {
+                byte[] scalar = new byte[32];
+                rnd.nextBytes(scalar);
+                scalar[0] &= 0x7f;
+                PrivateKey key = PrivateKey.fromBytes(curve, scalar);
+                assertArrayEquals(scalar, key.toBytes());
+                byte[] msg = new byte[rnd.nextInt(300)];
+                rnd.nextBytes(msg);
+                byte[] sig = key.sign(msg);
+                assertEquals(64, sig.length);
+                assertArrayEquals(sig, key.sign(msg), "RFC 6979: deterministic");
+                BigInteger s = new BigInteger(1, java.util.Arrays.copyOfRange(sig, 32, 64));
+                assertTrue(s.compareTo(curve.domain().getN().shiftRight(1)) <= 0, "low-S");
+                assertTrue(key.publicKey().verify(msg, sig));
+                checked++;
+            }
+            PrivateKey fresh = PrivateKey.generate(curve, new java.security.SecureRandom());
+            assertTrue(fresh.publicKey().verify(new byte[] {1}, fresh.sign(new byte[] {1})));
+        }
+        assertEquals(40, checked);
+        assertThrows(IllegalArgumentException.class, () -> PrivateKey.fromBytes(KeyCurve.P256, new byte[32]));
+    }
+
+    @Test
     void signVerifyRoundTripsOnBothCurves() {
         Random rnd = new Random(42);
         int checked = 0;
