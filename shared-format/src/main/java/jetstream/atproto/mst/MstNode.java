@@ -3,21 +3,24 @@ package jetstream.atproto.mst;
 import java.util.Arrays;
 import java.util.List;
 import jetstream.atproto.DecodeException;
+import jetstream.atproto.cbor.CborReader;
 import jetstream.atproto.cid.Cid;
 
 /**
  * One MST node block: {@code {e: [{p, k, v, t}...], l}} in DAG-CBOR. Keys are held in full
  * (the prefix compression is undone on decode and redone on encode).
  *
- * <p>The schema is fixed, so this class reads and writes exactly these bytes itself instead of
- * going through a generic DAG-CBOR value tree: MST nodes are decoded and re-encoded for every
- * verified commit. Decoding is strict: shortest-form integers, canonical map key order, no extra
- * fields, maximal prefix compression — anything else is a non-canonical node and is rejected. The
- * nullable links {@code l} and {@code t} are accepted when absent and always written as null.
+ * <p>The schema is fixed, so this class reads with the strict {@link CborReader} cursor and writes
+ * the bytes itself instead of going through a generic DAG-CBOR value tree: MST nodes are decoded
+ * and re-encoded for every verified commit. Decoding is strict: on top of the DAG-CBOR rules, no
+ * extra fields and maximal prefix compression — anything else is a non-canonical node and is
+ * rejected. The nullable links {@code l} and {@code t} are accepted when absent and always written
+ * as null.
  */
 public final class MstNode {
     private static final byte[][] NO_KEYS = new byte[0][];
     private static final Cid[] NO_CIDS = new Cid[0];
+    private static final byte[] NO_BYTES = new byte[0];
 
     private final Cid left;
     private final byte[][] keys;
@@ -70,175 +73,83 @@ public final class MstNode {
         return decode(block, 0, block.length);
     }
 
-    /** @throws DecodeException {@code bad_mst_node} on anything but a canonical MST node */
+    /**
+     * @throws DecodeException {@code bad_mst_node} on anything but a canonical MST node (the CBOR
+     *     layer's own reason is kept in the cause)
+     */
     public static MstNode decode(byte[] buf, int off, int len) {
-        if (off < 0 || len < 0 || off + len > buf.length) {
-            throw new DecodeException("bad_mst_node", "node slice out of bounds");
+        try {
+            return read(new CborReader(buf, off, len));
+        } catch (DecodeException e) {
+            if (e.reason().equals("bad_mst_node")) {
+                throw e;
+            }
+            throw new DecodeException("bad_mst_node", "MST node: " + e.getMessage(), e);
         }
-        Reader r = new Reader(buf, off, off + len);
-        long fields = r.head(5, "node is not a map");
+    }
+
+    private static MstNode read(CborReader r) {
+        int fields = r.readMapHeader();
         if (fields < 1 || fields > 2) {
             throw bad("node map must have fields e and l");
         }
-        r.expectKey('e');
-        long count = r.head(4, "e is not an array");
-        // each entry needs at least ~12 bytes: bounds the allocation by the input size
-        if (count > len / 8) {
-            throw bad("entry count exceeds node size");
-        }
-        int n = (int) count;
+        expectKey(r, "e");
+        int n = r.readArrayHeader();
         byte[][] keys = n == 0 ? NO_KEYS : new byte[n][];
         Cid[] values = n == 0 ? NO_CIDS : new Cid[n];
         Cid[] rights = n == 0 ? NO_CIDS : new Cid[n];
-        byte[] prev = new byte[0];
+        byte[] prev = NO_BYTES;
         for (int i = 0; i < n; i++) {
-            long entryFields = r.head(5, "entry is not a map");
+            int entryFields = r.readMapHeader();
             if (entryFields < 3 || entryFields > 4) {
                 throw bad("entry must have fields k, p, v and t");
             }
-            r.expectKey('k');
-            int suffixLen = r.length(2, "k is not a byte string");
-            int suffixOff = r.pos;
-            r.skip(suffixLen);
-            r.expectKey('p');
-            long p = r.head(0, "p is not an unsigned integer");
-            if (p > prev.length) {
-                throw bad("prefix length " + p + " exceeds the previous key");
+            expectKey(r, "k");
+            int suffixLen = r.readBytes();
+            int suffixOff = r.lastOffset();
+            expectKey(r, "p");
+            long p = r.readInt();
+            if (p < 0 || p > prev.length) {
+                throw bad("prefix length " + p + " outside the previous key");
             }
             int prefix = (int) p;
             if (prefix + suffixLen > MstKeys.MAX_KEY_BYTES) {
                 throw bad("key longer than " + MstKeys.MAX_KEY_BYTES + " bytes");
             }
             byte[] key = Arrays.copyOf(prev, prefix + suffixLen);
-            System.arraycopy(buf, suffixOff, key, prefix, suffixLen);
+            System.arraycopy(r.buffer(), suffixOff, key, prefix, suffixLen);
             if (i > 0 && MstKeys.commonPrefixLength(prev, key) != prefix) {
                 throw bad("prefix length is not the shared prefix of adjacent keys");
             }
             Cid right = null;
             if (entryFields == 4) {
-                r.expectKey('t');
-                right = r.nullableLink();
-                r.expectKey('v');
-            } else {
-                r.expectKey('v');
+                expectKey(r, "t");
+                right = r.tryReadNull() ? null : r.readCid();
             }
-            values[i] = r.link();
+            expectKey(r, "v");
+            values[i] = r.readCid();
             rights[i] = right;
             keys[i] = key;
             prev = key;
         }
         Cid left = null;
         if (fields == 2) {
-            r.expectKey('l');
-            left = r.nullableLink();
+            expectKey(r, "l");
+            left = r.tryReadNull() ? null : r.readCid();
         }
-        if (r.pos != r.end) {
-            throw bad("trailing bytes after node");
-        }
+        r.requireEnd();
         return new MstNode(left, keys, values, rights);
+    }
+
+    /** The fields come in one fixed (canonical) order, so each key must be exactly the expected one. */
+    private static void expectKey(CborReader r, String name) {
+        if (!r.keyEquals(r.readKey(0, -1), name)) {
+            throw bad("expected field '" + name + "' (canonical order e, l / k, p, t, v)");
+        }
     }
 
     private static DecodeException bad(String message) {
         return new DecodeException("bad_mst_node", message);
-    }
-
-    /** A cursor over exactly the CBOR subset MST nodes use. */
-    private static final class Reader {
-        final byte[] buf;
-        final int end;
-        int pos;
-
-        Reader(byte[] buf, int pos, int end) {
-            this.buf = buf;
-            this.pos = pos;
-            this.end = end;
-        }
-
-        int u8() {
-            if (pos >= end) {
-                throw bad("truncated node");
-            }
-            return buf[pos++] & 0xff;
-        }
-
-        /** Reads a head of the given major type and returns its argument (shortest form enforced). */
-        long head(int major, String what) {
-            int b = u8();
-            if (b >>> 5 != major) {
-                throw bad(what);
-            }
-            int info = b & 0x1f;
-            long v;
-            long min;
-            if (info < 24) {
-                return info;
-            } else if (info == 24) {
-                v = u8();
-                min = 24;
-            } else if (info == 25) {
-                v = ((long) u8() << 8) | u8();
-                min = 0x100;
-            } else if (info == 26) {
-                v = ((long) u8() << 24) | ((long) u8() << 16) | ((long) u8() << 8) | u8();
-                min = 0x10000;
-            } else if (info == 27) {
-                v = 0;
-                for (int i = 0; i < 8; i++) {
-                    v = (v << 8) | u8();
-                }
-                min = 0x100000000L;
-                if (v < 0) {
-                    throw bad("integer out of range");
-                }
-            } else {
-                throw bad("indefinite or reserved length");
-            }
-            if (v < min) {
-                throw bad("integer not in shortest form");
-            }
-            return v;
-        }
-
-        int length(int major, String what) {
-            long n = head(major, what);
-            if (n > end - pos) {
-                throw bad("length exceeds node");
-            }
-            return (int) n;
-        }
-
-        void skip(int n) {
-            pos += n;
-        }
-
-        /** A one-letter text map key. */
-        void expectKey(char k) {
-            if (u8() != 0x61 || u8() != k) {
-                throw bad("expected field '" + k + "' (canonical order e, l / k, p, t, v)");
-            }
-        }
-
-        Cid nullableLink() {
-            if (pos < end && (buf[pos] & 0xff) == 0xf6) {
-                pos++;
-                return null;
-            }
-            return link();
-        }
-
-        /** Tag 42 over a byte string holding 0x00 then the binary CID. */
-        Cid link() {
-            if (head(6, "expected a CID link (tag 42)") != 42) {
-                throw bad("expected tag 42");
-            }
-            int n = length(2, "CID link is not a byte string");
-            if (n < 2 || buf[pos] != 0) {
-                throw bad("CID link lacks the 0x00 multibase prefix");
-            }
-            Cid cid = Cid.decode(buf, pos + 1, n - 1);
-            pos += n;
-            return cid;
-        }
     }
 
     // ---------------------------------------------------------------- encoding
