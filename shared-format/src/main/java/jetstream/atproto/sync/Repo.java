@@ -1,5 +1,6 @@
 package jetstream.atproto.sync;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import jetstream.atproto.DecodeException;
@@ -7,6 +8,7 @@ import jetstream.atproto.car.CarBlock;
 import jetstream.atproto.car.CarReader;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.mst.BlockStore;
+import jetstream.atproto.mst.MstTree;
 import jetstream.atproto.mst.MstWalker;
 
 /**
@@ -54,6 +56,15 @@ public final class Repo {
 
     public Commit commit() {
         return commit;
+    }
+
+    /**
+     * The CID of the record at {@code path} ({@code collection/rkey}), or null when there is none.
+     *
+     * @throws DecodeException when a node on the lookup path is missing or malformed
+     */
+    public Cid recordCid(String path) {
+        return MstTree.load(commit.data(), BlockStore.ofCar(blocks)).get(path.getBytes(StandardCharsets.UTF_8));
     }
 
     /**

@@ -30,6 +30,12 @@ class RepoTest {
         assertEquals(23, expected.size());
         assertEquals(expected, walked);
         assertEquals(expected.size(), n);
+        for (String line : expected) {
+            String[] pathCid = line.split("\t");
+            assertEquals(pathCid[1], repo.recordCid(pathCid[0]).toString(), pathCid[0]);
+        }
+        assertNull(repo.recordCid("app.bsky.feed.like/3lqdkdjpy6t2f"));
+        assertNull(repo.recordCid("zzz.example/none"));
     }
 
     /** car_expected_commit.txt: "Key: value" lines as goat prints them; "<nil>" for an absent prev. */
