@@ -18,8 +18,8 @@ import jetstream.atproto.cid.Cid;
  * node that is absent or malformed. Not thread-safe.
  */
 public final class MstTree {
-    /** A subtree is null (empty), a {@link Cid} (not loaded yet) or a {@link Node}. */
     private final BlockStore blocks;
+    /** This and every subtree reference: null (empty), a {@link Cid} (not read yet) or a {@link Node}. */
     private Object root;
     private int rootLayer;
     private final Set<Cid> loaded = new LinkedHashSet<>();
