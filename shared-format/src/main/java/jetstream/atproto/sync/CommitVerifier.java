@@ -34,7 +34,9 @@ public final class CommitVerifier {
      * @param ops the event's operations
      * @param prevData the event's {@code prevData} (null when the relay did not send one)
      * @param key the account's signing key from its DID document
-     * @return success with the verified commit, or the first failure found; never throws on bad input
+     * @return success with the verified commit, or the first failure found; never throws on bad input.
+     *     Checks run in order (CAR, commit block, did/rev, signature, prevData, inversion), so
+     *     {@code missing_prev_data} — a pre-Sync-1.1 event — means the signature itself was valid.
      */
     public static VerifyResult verify(String repo, String rev, Cid commitCid, byte[] car, int off, int len,
             List<RepoOp> ops, Cid prevData, PublicKey key) {
