@@ -1,0 +1,111 @@
+package jetstream.bench;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.github.luben.zstd.Zstd;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import jetstream.atproto.car.CarBlock;
+import jetstream.atproto.car.CarReader;
+import jetstream.atproto.cbor.DagCbor;
+import jetstream.atproto.cid.Cid;
+import jetstream.atproto.crypto.DidDocument;
+import jetstream.atproto.crypto.PublicKey;
+import jetstream.atproto.crypto.Sha256;
+import jetstream.atproto.sync.Commit;
+import jetstream.atproto.sync.CommitVerifier;
+import jetstream.atproto.sync.RepoOp;
+import jetstream.atproto.sync.VerifyResult;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * Commit verification on the first {@code #commit} of the production relay corpus (a secp256k1
+ * account): the signature alone, the whole Sync 1.1 check (CAR parse, signature, MST inversion), and
+ * the floor, SHA-256 of the signed bytes.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class VerifyBench {
+    private Commit commit;
+    private PublicKey key;
+    private String repo;
+    private String rev;
+    private Cid commitCid;
+    private byte[] car;
+    private List<RepoOp> ops;
+    private Cid prevData;
+
+    @Setup
+    @SuppressWarnings("unchecked")
+    public void setup() throws IOException {
+        ByteBuffer frames = ByteBuffer.wrap(BenchData.read("jetstream-corpus/relay_frames.bin")).order(ByteOrder.LITTLE_ENDIAN);
+        Map<String, Object> body = null;
+        while (body == null) {
+            byte[] f = new byte[frames.getInt()];
+            frames.get(f);
+            int h = DagCbor.itemLength(f, 0, f.length);
+            if ("#commit".equals(DagCbor.decodeMap(f, 0, h).get("t"))) {
+                body = DagCbor.decodeMap(f, h, f.length - h);
+            }
+        }
+        repo = (String) body.get("repo");
+        rev = (String) body.get("rev");
+        commitCid = (Cid) body.get("commit");
+        car = (byte[]) body.get("blocks");
+        prevData = (Cid) body.get("prevData");
+        ops = new ArrayList<>();
+        for (Object o : (List<Object>) body.get("ops")) {
+            Map<String, Object> op = (Map<String, Object>) o;
+            ops.add(new RepoOp((String) op.get("action"), (String) op.get("path"), (Cid) op.get("cid"), (Cid) op.get("prev")));
+        }
+        CarBlock c = CarReader.readAll(car, 0, car.length).get(commitCid);
+        commit = Commit.decode(c.copyData());
+        byte[] zst = BenchData.read("jetstream-corpus/did_docs.json.zst");
+        try (JsonParser p = new JsonFactory().createParser(Zstd.decompress(zst, (int) Zstd.getFrameContentSize(zst)))) {
+            p.nextToken();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String did = p.currentName();
+                p.nextToken();
+                DidDocument doc = DidDocument.read(p);
+                if (did.equals(repo)) {
+                    key = doc.signingKey();
+                }
+            }
+        }
+        if (key == null || !commit.verifySignature(key) || !verifyEvent().ok()) {
+            throw new IllegalStateException("benchmark commit does not verify");
+        }
+    }
+
+    @Benchmark
+    public boolean signatureSecp256k1() {
+        return commit.verifySignature(key);
+    }
+
+    @Benchmark
+    public VerifyResult commitEventSync11() {
+        return verifyEvent();
+    }
+
+    @Benchmark
+    public byte[] floorSha256OfSignedBytes() {
+        return Sha256.digest(commit.unsigned());
+    }
+
+    private VerifyResult verifyEvent() {
+        return CommitVerifier.verify(repo, rev, commitCid, car, 0, car.length, ops, prevData, key);
+    }
+}
