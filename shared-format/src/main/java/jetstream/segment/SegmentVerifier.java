@@ -38,7 +38,14 @@ public final class SegmentVerifier {
 
     public static Result verify(ByteBuffer file) {
         try (ZstdFrames zstd = new ZstdFrames()) {
-            return check(SegmentReader.open(file, true), zstd);
+            return verify(file, zstd);
+        }
+    }
+
+    /** Verifies a whole file held in a buffer, using the caller's zstd contexts. */
+    public static Result verify(ByteBuffer file, ZstdFrames zstd) {
+        try {
+            return check(SegmentReader.open(file, true, zstd), zstd);
         } catch (SegmentException e) {
             return Result.failed(e.oneLine());
         }
