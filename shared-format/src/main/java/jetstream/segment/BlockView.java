@@ -31,6 +31,8 @@ public final class BlockView {
     private int[] payloadStart = new int[0];
     /** Owned decompression buffer, reused by {@link #decodeFrame}. */
     private byte[] owned = new byte[0];
+    /** Owned compressed-frame buffer for readers of mapped files. */
+    private byte[] scratch = new byte[0];
 
     /**
      * Decodes {@code body[off, off+len)} in place; the view refers to {@code body} until the next decode.
@@ -157,6 +159,14 @@ public final class BlockView {
             throw SegmentException.corrupt("block decompressed to " + size + " bytes, index says " + expectedSize);
         }
         return decode(owned, 0, size);
+    }
+
+    /** A reusable array of at least {@code len} bytes for a compressed frame read from a file. */
+    byte[] frameScratch(int len) {
+        if (scratch.length < len) {
+            scratch = new byte[Math.max(len, scratch.length + (scratch.length >> 1))];
+        }
+        return scratch;
     }
 
     private void ensureIndex(int rows) {

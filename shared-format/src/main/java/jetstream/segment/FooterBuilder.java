@@ -1,0 +1,249 @@
+package jetstream.segment;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongPredicate;
+
+/**
+ * Derives every footer field and the finalized header from the blocks of a segment, exactly as the
+ * seal does (facts §1.12): feed each block's placement and decoded rows in file order, then
+ * {@link #build}. The sections are laid out contiguously: block index, segment DID bloom, per-block
+ * bloom region, collection index. For compaction rewrites, {@link #addBlock(long, long, BlockView,
+ * BlockIndexEntry)} keeps a block's original bounds and {@link #keepHeaderBounds} the header's
+ * (facts §1.13). Not thread-safe; one builder per footer.
+ */
+public final class FooterBuilder {
+    /** False-positive rate of the segment-level DID bloom. */
+    public static final double SEGMENT_BLOOM_FP_RATE = 0.001;
+
+    private final ZstdFrames zstd;
+    private final List<BlockIndexEntry> entries = new ArrayList<>();
+    private final CollectionIndex.Builder collections = new CollectionIndex.Builder();
+    private final Set<ByteBuffer> segmentDids = new LinkedHashSet<>();
+    private final List<List<byte[]>> blockDids = new ArrayList<>();
+    private long events;
+    private boolean anyRow;
+    private long minSeq;
+    private long maxSeq;
+    private long minWitnessed;
+    private long maxWitnessed;
+    private long nextOffset = SegmentLimits.HEADER_SIZE;
+    private SegmentHeader keptBounds;
+
+    public FooterBuilder(ZstdFrames zstd) {
+        this.zstd = zstd;
+    }
+
+    /** Rewrite mode: the header's min/max seq and witnessed_at are copied from {@code original}. */
+    public FooterBuilder keepHeaderBounds(SegmentHeader original) {
+        this.keptBounds = original;
+        return this;
+    }
+
+    public int blockCount() {
+        return entries.size();
+    }
+
+    /**
+     * Adds the next block with bounds computed from its rows (the seal).
+     *
+     * @param offset file offset of the block's length prefix
+     * @param compressedSize frame length, excluding the prefix
+     * @return the block index entry recorded
+     */
+    public BlockIndexEntry addBlock(long offset, long compressedSize, BlockView block) {
+        return addBlock(offset, compressedSize, block, null);
+    }
+
+    /**
+     * Adds the next block; a non-null {@code envelope} supplies the seq and witnessed bounds (a
+     * compaction rewrite keeps the original block's), which must contain every row.
+     *
+     * @throws SegmentException CORRUPT_SEGMENT when rows are not in strictly ascending seq order,
+     *     INVALID_BLOCK_INDEX when blocks overlap or the envelope does not contain the rows
+     */
+    public BlockIndexEntry addBlock(long offset, long compressedSize, BlockView block, BlockIndexEntry envelope) {
+        if (offset < nextOffset) {
+            throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX,
+                    "block at " + offset + " overlaps the previous block ending at " + nextOffset);
+        }
+        if (compressedSize < 0 || compressedSize > 0xFFFFFFFFL) {
+            throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX, "frame size " + compressedSize);
+        }
+        int n = block.size();
+        long bMinSeq = 0;
+        long bMaxSeq = 0;
+        long bMinW = 0;
+        long bMaxW = 0;
+        collections.startBlock();
+        Set<ByteBuffer> seen = new HashSet<>();
+        List<byte[]> distinct = new ArrayList<>();
+        byte[] buf = block.buffer();
+        for (int i = 0; i < n; i++) {
+            long seq = block.seq(i);
+            long w = block.witnessedAt(i);
+            if (anyRow && Long.compareUnsigned(seq, maxSeq) <= 0) {
+                throw SegmentException.corrupt("seq " + Long.toUnsignedString(seq) + " of block " + entries.size()
+                        + " does not follow " + Long.toUnsignedString(maxSeq));
+            }
+            if (i == 0) {
+                bMinSeq = seq;
+                bMinW = w;
+                bMaxW = w;
+            }
+            bMaxSeq = seq;
+            bMinW = Math.min(bMinW, w);
+            bMaxW = Math.max(bMaxW, w);
+            if (!anyRow) {
+                minSeq = seq;
+                minWitnessed = w;
+                maxWitnessed = w;
+                anyRow = true;
+            }
+            maxSeq = seq;
+            minWitnessed = Math.min(minWitnessed, w);
+            maxWitnessed = Math.max(maxWitnessed, w);
+            int dl = block.didLength(i);
+            if (dl > 0) {
+                int dOff = block.didOffset(i);
+                ByteBuffer key = ByteBuffer.wrap(buf, dOff, dl);
+                if (!seen.contains(key)) {
+                    byte[] did = Arrays.copyOfRange(buf, dOff, dOff + dl);
+                    seen.add(ByteBuffer.wrap(did));
+                    distinct.add(did);
+                    segmentDids.add(ByteBuffer.wrap(did));
+                }
+            }
+            collections.addRow(block.kindCode(i), buf, block.collectionOffset(i), block.collectionLength(i));
+        }
+        events += n;
+        if (events > 0xFFFFFFFFL) {
+            throw new SegmentException(SegmentException.Type.BUFFER_FULL, "segment holds more than 2^32-1 events");
+        }
+        blockDids.add(distinct);
+        BlockIndexEntry entry;
+        if (envelope == null) {
+            entry = new BlockIndexEntry(offset, compressedSize, block.bodyLength(), n, bMinSeq, bMaxSeq, bMinW, bMaxW);
+        } else {
+            entry = new BlockIndexEntry(offset, compressedSize, block.bodyLength(), n, envelope.minSeq(),
+                    envelope.maxSeq(), envelope.minWitnessedAt(), envelope.maxWitnessedAt());
+            if (n > 0 && !(entry.contains(bMinSeq, bMinW) && entry.contains(bMaxSeq, bMaxW))) {
+                throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX,
+                        "block " + entries.size() + " rows fall outside the kept envelope");
+            }
+        }
+        entries.add(entry);
+        nextOffset = entry.end();
+        return entry;
+    }
+
+    /**
+     * Builds the footer for a file whose blocks end at {@code footerOffset}.
+     *
+     * @throws SegmentException INVALID_FOOTER when {@code footerOffset} is before the last block's end
+     */
+    public Footer build(long footerOffset) {
+        return build(footerOffset, c -> c != 0);
+    }
+
+    /**
+     * A sealed checksum must not be 0 (0 means "active"). If it is (odds 2^-64), the collection
+     * index is re-encoded as a frame without a content checksum — different bytes, same content —
+     * and the checksum recomputed (docs/decisions.md). {@code accept} lets tests force that path.
+     */
+    Footer build(long footerOffset, LongPredicate accept) {
+        if (footerOffset < nextOffset) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER,
+                    "footer_offset " + footerOffset + " is inside the block region ending at " + nextOffset);
+        }
+        BlockIndex index = new BlockIndex(entries);
+        byte[] indexBytes = new byte[index.serializedSize()];
+        index.writeTo(indexBytes, 0);
+        BlockIndex.parse(indexBytes, 0, indexBytes.length, entries.size(), footerOffset);
+        GloomFilter segmentBloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
+        for (ByteBuffer did : segmentDids) {
+            segmentBloom.add(did.array());
+        }
+        BlockBloomRegion region = BlockBloomRegion.build(blockDids);
+        CollectionIndex collectionIndex = collections.build();
+        Footer footer = assemble(footerOffset, index, segmentBloom, region, collectionIndex.serialize(zstd));
+        if (accept.test(footer.header().checksum())) {
+            return footer;
+        }
+        try (ZstdFrames plain = new ZstdFrames(zstd.level(), false)) {
+            footer = assemble(footerOffset, index, segmentBloom, region, collectionIndex.serialize(plain));
+        }
+        if (footer.header().checksum() == 0) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "segment checksum is 0 twice");
+        }
+        return footer;
+    }
+
+    private Footer assemble(long footerOffset, BlockIndex index, GloomFilter segmentBloom,
+                            BlockBloomRegion region, byte[] collectionIndex) {
+        int size = index.serializedSize() + segmentBloom.serializedSize() + region.serializedSize()
+                + collectionIndex.length;
+        byte[] footer = new byte[size];
+        int p = index.writeTo(footer, 0);
+        long didBloomOffset = footerOffset + p;
+        p += segmentBloom.writeTo(footer, p);
+        long blockBloomOffset = footerOffset + p;
+        p += region.writeTo(footer, p);
+        long collectionOffset = footerOffset + p;
+        System.arraycopy(collectionIndex, 0, footer, p, collectionIndex.length);
+        boolean keep = keptBounds != null;
+        SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, entries.size(), events, segmentDids.size(),
+                keep ? keptBounds.minSeq() : anyRow ? minSeq : 0,
+                keep ? keptBounds.maxSeq() : anyRow ? maxSeq : 0,
+                keep ? keptBounds.minWitnessedAt() : anyRow ? minWitnessed : 0,
+                keep ? keptBounds.maxWitnessedAt() : anyRow ? maxWitnessed : 0,
+                footerOffset, didBloomOffset, blockBloomOffset, collectionOffset, footerOffset);
+        return finish(h, footer);
+    }
+
+    private static Footer finish(SegmentHeader unsummed, byte[] footer) {
+        long checksum = SegmentHeader.computeChecksum(unsummed.toBytes(), footer, 0, footer.length);
+        SegmentHeader h = unsummed.withChecksum(checksum);
+        return new Footer(h, h.toBytes(), footer);
+    }
+
+    /**
+     * The timestamp-import patch (facts §1.13): blocks moved but the footer tail after the block
+     * index (segment bloom, per-block blooms, collection index) is copied byte for byte from the
+     * original; offsets and the checksum are recomputed, everything else is kept.
+     *
+     * @param original the original file's header
+     * @param entries the new block index, same count as the original
+     * @param tail the original bytes {@code [did_bloom_offset, EOF)}
+     * @param footerOffset where the new footer starts
+     * @throws SegmentException INVALID_FOOTER for a block count change, INVALID_BLOCK_INDEX for an
+     *     invalid new index, and INVALID_FOOTER in the 2^-64 case that the checksum comes out 0 (the
+     *     caller may then re-encode a patched block at another level and retry)
+     */
+    public static Footer patchBlockIndex(SegmentHeader original, List<BlockIndexEntry> entries, byte[] tail,
+                                         long footerOffset) {
+        if (entries.size() != original.blockCount()) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "patch changes the block count");
+        }
+        BlockIndex index = new BlockIndex(entries);
+        byte[] footer = new byte[index.serializedSize() + tail.length];
+        int p = index.writeTo(footer, 0);
+        BlockIndex.parse(footer, 0, p, entries.size(), footerOffset);
+        System.arraycopy(tail, 0, footer, p, tail.length);
+        long shift = footerOffset + p - original.didBloomOffset();
+        SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, original.blockCount(), original.eventCount(),
+                original.uniqueDidCount(), original.minSeq(), original.maxSeq(), original.minWitnessedAt(),
+                original.maxWitnessedAt(), footerOffset, original.didBloomOffset() + shift,
+                original.blockDidBloomOffset() + shift, original.collectionIndexOffset() + shift, footerOffset);
+        Footer f = finish(h, footer);
+        if (f.header().checksum() == 0) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "patched segment checksum is 0");
+        }
+        return f;
+    }
+}

@@ -1,0 +1,281 @@
+package jetstream.segment;
+
+import com.dynatrace.hash4j.hashing.HashValue128;
+import com.dynatrace.hash4j.hashing.Hasher128;
+import com.dynatrace.hash4j.hashing.Hashing;
+import java.util.zip.CRC32C;
+
+/**
+ * The gloom v0.1.0 partitioned block bloom filter that every sealed footer stores (facts §3):
+ * 512-bit blocks, one block per key chosen from the high half of XXH3-128, k probes into k
+ * pairwise-coprime partitions of the block. Serialized as a 21-byte header, the block words and a
+ * CRC32C trailer. Sizing uses {@link StrictMath} so it is reproducible on every JVM.
+ */
+public final class GloomFilter {
+    public static final int FORMAT_VERSION = 1;
+    public static final int HEADER_SIZE = 21;
+    public static final int TRAILER_SIZE = 4;
+    public static final int BLOCK_BYTES = 64;
+    public static final int MIN_K = 3;
+    public static final int MAX_K = 17;
+    /** Keeps the word array addressable by an int. */
+    public static final long MAX_BLOCKS = (Integer.MAX_VALUE - HEADER_SIZE - TRAILER_SIZE) / BLOCK_BYTES;
+
+    private static final double LN2_SQUARED = 0.4804530139182014;
+    private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
+
+    /** Partition sizes per k (facts §3.4); the order defines each partition's offset. */
+    private static final int[][] PARTITIONS = {
+        null, null, null,
+        {167, 173, 172},
+        {109, 127, 137, 139},
+        {97, 101, 103, 109, 102},
+        {61, 79, 83, 89, 97, 103},
+        {61, 67, 71, 79, 83, 89, 62},
+        {37, 47, 53, 61, 67, 71, 79, 97},
+        {41, 43, 47, 53, 59, 67, 71, 73, 58},
+        {31, 37, 41, 43, 47, 53, 59, 61, 67, 73},
+        {29, 31, 37, 41, 43, 44, 47, 53, 59, 61, 67},
+        {17, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 71},
+        {17, 19, 23, 29, 31, 37, 41, 43, 47, 52, 53, 59, 61},
+        {11, 13, 17, 19, 23, 29, 31, 37, 41, 47, 53, 59, 61, 71},
+        {11, 13, 17, 19, 23, 28, 29, 31, 37, 41, 43, 47, 53, 59, 61},
+        {5, 7, 11, 13, 17, 19, 23, 27, 29, 31, 37, 41, 43, 47, 53, 109},
+        {3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 32, 37, 41, 43, 47, 53, 101},
+    };
+
+    /** Filter dimensions chosen by {@link #optimalParams}. */
+    public record Params(long numBlocks, int k) {
+        /** Bytes of the serialized filter. */
+        public long serializedSize() {
+            return HEADER_SIZE + BLOCK_BYTES * numBlocks + TRAILER_SIZE;
+        }
+    }
+
+    private final int k;
+    private final int numBlocks;
+    private final int[] partSize;
+    private final int[] partOffset;
+    private final long[] words;
+    private long count;
+
+    /** An empty filter sized for {@code expectedItems} at false-positive rate {@code fpRate}. */
+    public static GloomFilter create(long expectedItems, double fpRate) {
+        Params p = optimalParams(expectedItems, fpRate);
+        return new GloomFilter(p.numBlocks(), p.k());
+    }
+
+    /** An empty filter with explicit dimensions. */
+    public GloomFilter(long numBlocks, int k) {
+        if (k < MIN_K || k > MAX_K) {
+            throw new IllegalArgumentException("k must be 3..17, got " + k);
+        }
+        if (numBlocks < 1 || numBlocks > MAX_BLOCKS) {
+            throw new IllegalArgumentException("numBlocks out of range: " + numBlocks);
+        }
+        this.k = k;
+        this.numBlocks = (int) numBlocks;
+        this.partSize = PARTITIONS[k];
+        this.partOffset = new int[k];
+        for (int i = 1; i < k; i++) {
+            partOffset[i] = partOffset[i - 1] + partSize[i - 1];
+        }
+        this.words = new long[this.numBlocks * 8];
+    }
+
+    public int k() {
+        return k;
+    }
+
+    public long numBlocks() {
+        return numBlocks;
+    }
+
+    /** Number of {@code add} calls (stored in the serialization; informational). */
+    public long count() {
+        return count;
+    }
+
+    public void add(byte[] key) {
+        add(key, 0, key.length);
+    }
+
+    public void add(byte[] key, int off, int len) {
+        HashValue128 h = XXH3_128.hashBytesTo128Bits(key, off, len);
+        int base = blockIndex(h.getMostSignificantBits()) * 8;
+        int x = intraHash(h.getLeastSignificantBits());
+        for (int i = 0; i < k; i++) {
+            int pos = partOffset[i] + Integer.remainderUnsigned(x, partSize[i]);
+            words[base + (pos >>> 6)] |= 1L << (pos & 63);
+        }
+        count++;
+    }
+
+    public boolean mightContain(byte[] key) {
+        return mightContain(key, 0, key.length);
+    }
+
+    /** False means the key was certainly never added. */
+    public boolean mightContain(byte[] key, int off, int len) {
+        HashValue128 h = XXH3_128.hashBytesTo128Bits(key, off, len);
+        int base = blockIndex(h.getMostSignificantBits()) * 8;
+        int x = intraHash(h.getLeastSignificantBits());
+        for (int i = 0; i < k; i++) {
+            int pos = partOffset[i] + Integer.remainderUnsigned(x, partSize[i]);
+            if ((words[base + (pos >>> 6)] & (1L << (pos & 63))) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** High 64 bits of the unsigned product {@code hi × numBlocks}: a bias-free range reduction. */
+    private int blockIndex(long hi) {
+        long nb = numBlocks;
+        return (int) (Math.multiplyHigh(hi, nb) + ((hi >> 63) & nb));
+    }
+
+    private static int intraHash(long lo) {
+        return (int) lo ^ (int) (lo >>> 32);
+    }
+
+    public int serializedSize() {
+        return HEADER_SIZE + BLOCK_BYTES * numBlocks + TRAILER_SIZE;
+    }
+
+    public byte[] serialize() {
+        byte[] out = new byte[serializedSize()];
+        writeTo(out, 0);
+        return out;
+    }
+
+    /** Writes {@link #serializedSize()} bytes at {@code dst[off]}. */
+    public int writeTo(byte[] dst, int off) {
+        dst[off] = FORMAT_VERSION;
+        Le.put32(dst, off + 1, k);
+        Le.put64(dst, off + 5, numBlocks);
+        Le.put64(dst, off + 13, count);
+        int p = off + HEADER_SIZE;
+        for (long w : words) {
+            Le.put64(dst, p, w);
+            p += 8;
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(dst, off, p - off);
+        Le.put32(dst, p, (int) crc.getValue());
+        return p + TRAILER_SIZE - off;
+    }
+
+    /**
+     * Parses exactly {@code len} bytes: version 1, k in 3..17, at least one block, the exact length
+     * for its block count, and a matching CRC32C.
+     *
+     * @throws SegmentException CORRUPT_SEGMENT otherwise
+     */
+    public static GloomFilter deserialize(byte[] src, int off, int len) {
+        if (len < HEADER_SIZE + TRAILER_SIZE) {
+            throw SegmentException.corrupt("bloom filter of " + len + " bytes is shorter than its header");
+        }
+        if (src[off] != FORMAT_VERSION) {
+            throw SegmentException.corrupt("bloom filter version " + (src[off] & 0xFF));
+        }
+        long k = Le.u32(src, off + 1);
+        if (k < MIN_K || k > MAX_K) {
+            throw SegmentException.corrupt("bloom filter k " + k + " outside 3..17");
+        }
+        long nb = Le.i64(src, off + 5);
+        if (nb < 1 || nb > MAX_BLOCKS) {
+            throw SegmentException.corrupt("bloom filter block count " + Long.toUnsignedString(nb));
+        }
+        if (len != HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) {
+            throw SegmentException.corrupt("bloom filter of " + len + " bytes, expected "
+                    + (HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) + " for " + nb + " blocks");
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(src, off, len - TRAILER_SIZE);
+        if ((int) crc.getValue() != Le.i32(src, off + len - TRAILER_SIZE)) {
+            throw SegmentException.corrupt("bloom filter CRC32C mismatch");
+        }
+        GloomFilter f = new GloomFilter(nb, (int) k);
+        f.count = Le.i64(src, off + 13);
+        int p = off + HEADER_SIZE;
+        for (int i = 0; i < f.words.length; i++, p += 8) {
+            f.words[i] = Le.i64(src, p);
+        }
+        return f;
+    }
+
+    /**
+     * gloom's {@code OptimalParams}: start from the classic bits-per-item estimate, then grow the
+     * block count in ~12.5 % steps (up to 4×) until the block-bloom false-positive estimate meets
+     * {@code fpRate}, re-choosing k at each size.
+     */
+    public static Params optimalParams(long expectedItems, double fpRate) {
+        long n = expectedItems <= 0 ? 1 : expectedItems;
+        double fp = fpRate <= 0 ? 0.0001 : fpRate >= 1 ? 0.99 : fpRate;
+        double bitsPerItem = -StrictMath.log(fp) / LN2_SQUARED;
+        long baseBlocks = (long) StrictMath.ceil(n * bitsPerItem / 512);
+        long maxBlocks = (long) StrictMath.ceil(baseBlocks * 4.0);
+        long blocks = baseBlocks;
+        int k = bestK(blocks, n);
+        while (estimateFalsePositiveRate(blocks, k, n) > fp && blocks < maxBlocks) {
+            blocks = Math.min(blocks + blocks / 8 + 1, maxBlocks);
+            k = bestK(blocks, n);
+        }
+        return new Params(blocks, k);
+    }
+
+    private static int bestK(long blocks, long n) {
+        int best = MIN_K;
+        double bestFp = estimateFalsePositiveRate(blocks, MIN_K, n);
+        for (int k = MIN_K + 1; k <= MAX_K; k++) {
+            double fp = estimateFalsePositiveRate(blocks, k, n);
+            if (fp < bestFp) {
+                best = k;
+                bestFp = fp;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Expected false-positive rate of {@code n} keys in {@code blocks} blocks with {@code k} probes:
+     * the per-block rate averaged over a Poisson distribution of keys per block.
+     */
+    public static double estimateFalsePositiveRate(long blocks, int k, long n) {
+        if (blocks == 0 || n == 0) {
+            return 0;
+        }
+        double lambda = (double) n / (double) blocks;
+        int[] parts = PARTITIONS[k];
+        if (lambda > 10000) {
+            return blockFalsePositiveRate(parts, lambda);
+        }
+        long maxJ = (long) StrictMath.floor(lambda + 10 * StrictMath.sqrt(lambda) + 20);
+        long floorLambda = (long) StrictMath.floor(lambda);
+        double logLambda = StrictMath.log(lambda);
+        double logFactorial = 0;
+        double sum = 0;
+        for (long j = 0; j <= maxJ; j++) {
+            if (j > 0) {
+                logFactorial += StrictMath.log(j);
+            }
+            double p = StrictMath.exp(-lambda + j * logLambda - logFactorial);
+            if (p < 1e-15 && j > floorLambda) {
+                break;
+            }
+            if (j > 0) {
+                sum += p * blockFalsePositiveRate(parts, j);
+            }
+        }
+        return sum;
+    }
+
+    private static double blockFalsePositiveRate(int[] parts, double keys) {
+        double r = 1;
+        for (int p : parts) {
+            r *= 1 - StrictMath.pow(1 - 1.0 / p, keys);
+        }
+        return r;
+    }
+}
