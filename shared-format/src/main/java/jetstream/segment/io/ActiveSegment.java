@@ -5,11 +5,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockFraming;
+import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentHeader;
+import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
 
 /**
@@ -19,10 +22,9 @@ import jetstream.segment.ZstdFrames;
  * Not thread-safe.
  */
 public final class ActiveSegment implements Closeable {
-    static final int HEADER_SIZE = 256;
-    static final byte[] MAGIC = "jss0".getBytes(StandardCharsets.US_ASCII);
+    static final int HEADER_SIZE = SegmentLimits.HEADER_SIZE;
     private static final int ZSTD_MAGIC = 0xFD2FB528;
-    private static final int INDEX_ENTRY_SIZE = 52;
+    private static final int INDEX_ENTRY_SIZE = BlockIndexEntry.SIZE;
 
     private final SegmentIO io;
     private final Path path;
@@ -70,7 +72,7 @@ public final class ActiveSegment implements Closeable {
             throw new SegmentPersistenceException("creating", path, e);
         }
         try {
-            io.write(ch, path, ByteBuffer.wrap(initialHeader()), 0);
+            io.write(ch, path, ByteBuffer.wrap(SegmentHeader.activeHeaderBytes()), 0);
             io.fsync(ch, path);
             io.fsyncDirectory(parent(path));
         } catch (IOException e) {
@@ -118,45 +120,43 @@ public final class ActiveSegment implements Closeable {
                 fileSize = HEADER_SIZE;
                 headerCompleted = true;
             }
-            ByteBuffer header = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
-            FrameWalk.readFully(ch, header, 0);
-            for (int i = 0; i < 4; i++) {
-                if (header.get(i) != MAGIC[i]) {
-                    throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + ": bad magic");
-                }
+            byte[] header = new byte[12];
+            Channels.readFully(ch, ByteBuffer.wrap(header), 0);
+            if (!SegmentHeader.hasMagic(header, 0)) {
+                throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + ": bad magic");
             }
-            if (header.getLong(4) != 0) {
+            if (SegmentHeader.storedChecksum(header, 0) != 0) {
                 throw new SegmentException(SegmentException.Type.SEGMENT_SEALED, path + " is sealed");
             }
-            FrameWalk walk = FrameWalk.walk(ch, fileSize);
+            BlockFraming.Scan walk = BlockFraming.scan(ch, fileSize);
             ActiveSegment seg = new ActiveSegment(io, path, ch, HEADER_SIZE, null);
-            long cut = walk.end();
+            long cut = walk.lastGoodOffset();
             boolean interruptedSeal = false;
             BlockView view = new BlockView();
             byte[] frame = new byte[0];
-            for (int i = 0; i < walk.count(); i++) {
-                long len = walk.length(i);
+            for (int i = 0; i < walk.blockCount(); i++) {
+                long len = walk.frameLengths()[i];
                 if (len > Integer.MAX_VALUE - 8) {
-                    throw corrupt(path, i, walk.offset(i), "frame of " + len + " bytes");
+                    throw corrupt(path, i, walk.offsets()[i], "frame of " + len + " bytes");
                 }
                 if (frame.length < len) {
                     frame = new byte[(int) Math.max(len, frame.length * 3L / 2)];
                 }
                 ByteBuffer dst = ByteBuffer.wrap(frame, 0, (int) len);
-                FrameWalk.readFully(ch, dst, walk.offset(i) + FrameWalk.PREFIX_BYTES);
+                Channels.readFully(ch, dst, walk.offsets()[i] + SegmentLimits.FRAME_PREFIX_SIZE);
                 if (!startsWithZstdMagic(frame, (int) len) && isInterruptedSealFooter(ch, walk, i, fileSize)) {
-                    cut = walk.offset(i);
+                    cut = walk.offsets()[i];
                     interruptedSeal = true;
                     break;
                 }
                 try {
                     view.decodeFrame(zstd, frame, 0, (int) len, -1);
                 } catch (SegmentException e) {
-                    throw corrupt(path, i, walk.offset(i), e.getMessage());
+                    throw corrupt(path, i, walk.offsets()[i], e.getMessage());
                 }
                 if (view.size() > 0) {
                     if (seg.eventCount > 0 && view.seq(0) <= seg.maxSeq) {
-                        throw corrupt(path, i, walk.offset(i), "seq " + view.seq(0)
+                        throw corrupt(path, i, walk.offsets()[i], "seq " + view.seq(0)
                                 + " does not follow the previous block's max seq " + seg.maxSeq);
                     }
                     seg.noteBlock(view.seq(0), view.seq(view.size() - 1), view.size());
@@ -164,7 +164,7 @@ public final class ActiveSegment implements Closeable {
                     seg.blockCount++;
                 }
             }
-            boolean partial = !interruptedSeal && walk.tornBytes() > 0;
+            boolean partial = !interruptedSeal && walk.hasTornTail();
             long truncated = fileSize - cut;
             if (truncated > 0) {
                 io.truncate(ch, path, cut);
@@ -181,9 +181,9 @@ public final class ActiveSegment implements Closeable {
     /** A crash between create and the header fsync leaves a prefix of the initial header: finish it. */
     private static void completeInterruptedCreation(SegmentIO io, Path path, FileChannel ch, long fileSize)
             throws IOException {
-        byte[] expected = initialHeader();
+        byte[] expected = SegmentHeader.activeHeaderBytes();
         ByteBuffer have = ByteBuffer.allocate((int) fileSize);
-        FrameWalk.readFully(ch, have, 0);
+        Channels.readFully(ch, have, 0);
         for (int i = 0; i < fileSize; i++) {
             if (have.get(i) != expected[i]) {
                 throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT,
@@ -199,17 +199,17 @@ public final class ActiveSegment implements Closeable {
      * blocks of a still-active file. Its block index starts with entry 0, whose offset (256) reads
      * as a length prefix; it is recognised by every entry matching the frames walked before it.
      */
-    private static boolean isInterruptedSealFooter(FileChannel ch, FrameWalk walk, int at, long fileSize)
+    private static boolean isInterruptedSealFooter(FileChannel ch, BlockFraming.Scan walk, int at, long fileSize)
             throws IOException {
-        long start = walk.offset(at);
+        long start = walk.offsets()[at];
         if (at == 0 || fileSize - start < (long) at * INDEX_ENTRY_SIZE) {
             return false;
         }
         ByteBuffer entries = ByteBuffer.allocate(at * INDEX_ENTRY_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        FrameWalk.readFully(ch, entries, start);
+        Channels.readFully(ch, entries, start);
         for (int j = 0; j < at; j++) {
             int e = j * INDEX_ENTRY_SIZE;
-            if (entries.getLong(e) != walk.offset(j) || Integer.toUnsignedLong(entries.getInt(e + 8)) != walk.length(j)) {
+            if (entries.getLong(e) != walk.offsets()[j] || Integer.toUnsignedLong(entries.getInt(e + 8)) != walk.frameLengths()[j]) {
                 return false;
             }
         }
@@ -232,12 +232,6 @@ public final class ActiveSegment implements Closeable {
         maxSeq = lastSeq;
         eventCount += rows;
         blockCount++;
-    }
-
-    static byte[] initialHeader() {
-        byte[] h = new byte[HEADER_SIZE];
-        System.arraycopy(MAGIC, 0, h, 0, MAGIC.length);
-        return h;
     }
 
     static Path parent(Path path) {
@@ -276,12 +270,12 @@ public final class ActiveSegment implements Closeable {
             body = new byte[bodyLen];
         }
         rows.writeBody(body, 0);
-        int bound = FrameWalk.PREFIX_BYTES + ZstdFrames.compressBound(bodyLen);
+        int bound = SegmentLimits.FRAME_PREFIX_SIZE + ZstdFrames.compressBound(bodyLen);
         if (framed.length < bound) {
             framed = new byte[bound];
         }
-        int frameLen = zstd.compress(body, 0, bodyLen, framed, FrameWalk.PREFIX_BYTES);
-        ByteBuffer out = ByteBuffer.wrap(framed, 0, FrameWalk.PREFIX_BYTES + frameLen).order(ByteOrder.LITTLE_ENDIAN);
+        int frameLen = zstd.compress(body, 0, bodyLen, framed, SegmentLimits.FRAME_PREFIX_SIZE);
+        ByteBuffer out = ByteBuffer.wrap(framed, 0, SegmentLimits.FRAME_PREFIX_SIZE + frameLen).order(ByteOrder.LITTLE_ENDIAN);
         out.putLong(0, frameLen);
         try {
             io.write(channel, path, out, size);
@@ -289,7 +283,7 @@ public final class ActiveSegment implements Closeable {
         } catch (IOException e) {
             throw fail("appending a block to", e);
         }
-        size += FrameWalk.PREFIX_BYTES + frameLen;
+        size += SegmentLimits.FRAME_PREFIX_SIZE + frameLen;
         noteBlock(rows.seq(0), rows.seq(rows.size() - 1), rows.size());
     }
 
@@ -313,14 +307,6 @@ public final class ActiveSegment implements Closeable {
 
     FileChannel channel() {
         return channel;
-    }
-
-    /** Hands the open channel over (to the sealer); this object is closed afterwards. */
-    FileChannel detach() {
-        requireUsable();
-        FileChannel ch = channel;
-        channel = null;
-        return ch;
     }
 
     public Path path() {

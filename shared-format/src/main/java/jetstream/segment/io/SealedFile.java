@@ -1,123 +1,79 @@
 package jetstream.segment.io;
 
-import com.dynatrace.hash4j.hashing.HashStream64;
-import com.dynatrace.hash4j.hashing.Hashing;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import jetstream.segment.BlockIndex;
+import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentLimits;
+import jetstream.segment.SegmentHeader;
 
 /**
- * The parts of a sealed file the rewriters need, read through a channel: the 256-byte header, the
- * block index, and the footer bytes, with the checksum verified (a rewrite never launders a
- * corrupt file into a freshly checksummed one).
+ * A sealed file as the rewriters read it through a channel: header, block index and footer bytes,
+ * with the checksum verified first (a rewrite must never launder a corrupt file into a freshly
+ * checksummed one).
  */
 final class SealedFile {
-    static final int ENTRY_SIZE = 52;
-    static final int OFF_CHECKSUM = 4;
-    static final int OFF_BLOCK_COUNT = 14;
-    static final int OFF_EVENT_COUNT = 18;
-    static final int OFF_UNIQUE_DIDS = 22;
-    static final int OFF_MIN_SEQ = 26;
-    static final int OFF_MAX_SEQ = 34;
-    static final int OFF_MIN_WITNESSED = 42;
-    static final int OFF_MAX_WITNESSED = 50;
-    static final int OFF_FOOTER = 58;
-    static final int OFF_DID_BLOOM = 66;
-    static final int OFF_BLOCK_BLOOMS = 74;
-    static final int OFF_COLLECTIONS = 82;
-    static final int OFF_BLOCK_INDEX = 90;
-
     final Path path;
-    final ByteBuffer header;
+    final SegmentHeader header;
     final byte[] footer;
-    final long footerOffset;
-    final int blockCount;
+    final BlockIndex index;
 
-    private SealedFile(Path path, ByteBuffer header, byte[] footer, long footerOffset, int blockCount) {
+    private SealedFile(Path path, SegmentHeader header, byte[] footer, BlockIndex index) {
         this.path = path;
         this.header = header;
         this.footer = footer;
-        this.footerOffset = footerOffset;
-        this.blockCount = blockCount;
+        this.index = index;
     }
 
     static SealedFile read(FileChannel ch, Path path) throws IOException {
         long size = ch.size();
-        if (size < ActiveSegment.HEADER_SIZE) {
+        byte[] hb = new byte[SegmentHeader.SIZE];
+        if (size < hb.length) {
             throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + ": shorter than its header");
         }
-        ByteBuffer h = ByteBuffer.allocate(ActiveSegment.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        FrameWalk.readFully(ch, h, 0);
-        for (int i = 0; i < 4; i++) {
-            if (h.get(i) != ActiveSegment.MAGIC[i]) {
-                throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + ": bad magic");
-            }
+        Channels.readFully(ch, ByteBuffer.wrap(hb), 0);
+        SegmentHeader h;
+        try {
+            h = SegmentHeader.parseSealed(hb, 0);
+            h.validateFooterLayout(size);
+        } catch (SegmentException e) {
+            throw new SegmentException(e.type(), path + ": " + e.getMessage(), e);
         }
-        if (h.getLong(OFF_CHECKSUM) == 0) {
-            throw new SegmentException(SegmentException.Type.ACTIVE_SEGMENT, path + " is active, not sealed");
+        if (size - h.footerOffset() > Integer.MAX_VALUE) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, path + ": footer larger than 2 GiB");
         }
-        long footerOffset = h.getLong(OFF_FOOTER);
-        long blockCount = Integer.toUnsignedLong(h.getInt(OFF_BLOCK_COUNT));
-        if (footerOffset < ActiveSegment.HEADER_SIZE || footerOffset > size || h.getLong(OFF_BLOCK_INDEX) != footerOffset
-                || blockCount > SegmentLimits.MAX_BLOCK_COUNT || size - footerOffset > Integer.MAX_VALUE
-                || footerOffset + blockCount * ENTRY_SIZE > size) {
-            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, path + ": footer offsets out of range");
-        }
-        byte[] footer = new byte[(int) (size - footerOffset)];
-        FrameWalk.readFully(ch, ByteBuffer.wrap(footer), footerOffset);
-        if (checksum(h.array(), footer, 0, footer.length) != h.getLong(OFF_CHECKSUM)) {
+        byte[] footer = new byte[(int) (size - h.footerOffset())];
+        Channels.readFully(ch, ByteBuffer.wrap(footer), h.footerOffset());
+        if (SegmentHeader.computeChecksum(hb, footer, 0, footer.length) != h.checksum()) {
             throw new SegmentException(SegmentException.Type.CHECKSUM_MISMATCH, path + ": checksum mismatch");
         }
-        return new SealedFile(path, h, footer, footerOffset, (int) blockCount);
+        int count = (int) h.blockCount();
+        BlockIndex index = BlockIndex.parse(footer, 0, count * BlockIndexEntry.SIZE, count, h.footerOffset());
+        return new SealedFile(path, h, footer, index);
     }
 
-    /** XXH3-64 over {@code header[12, 256)} followed by the footer (facts §1.4). */
-    static long checksum(byte[] header, byte[] footer, int off, int len) {
-        HashStream64 s = Hashing.xxh3_64().hashStream();
-        s.putBytes(header, 12, ActiveSegment.HEADER_SIZE - 12);
-        s.putBytes(footer, off, len);
-        return s.getAsLong();
+    int blockCount() {
+        return index.size();
     }
 
-    private ByteBuffer entries() {
-        return ByteBuffer.wrap(footer).order(ByteOrder.LITTLE_ENDIAN);
+    BlockIndexEntry entry(int i) {
+        return index.get(i);
     }
 
-    long blockOffset(int i) {
-        return entries().getLong(i * ENTRY_SIZE);
-    }
-
-    long compressedSize(int i) {
-        return Integer.toUnsignedLong(entries().getInt(i * ENTRY_SIZE + 8));
-    }
-
-    long uncompressedSize(int i) {
-        return Integer.toUnsignedLong(entries().getInt(i * ENTRY_SIZE + 12));
-    }
-
-    long headerLong(int offset) {
-        return header.getLong(offset);
-    }
-
-    /** Reads block {@code i}'s frame (without its prefix), checking the prefix agrees with the index. */
+    /** Block {@code i}'s frame (without its prefix), checking the prefix agrees with the index. */
     byte[] readFrame(FileChannel ch, int i) throws IOException {
-        long off = blockOffset(i);
-        long len = compressedSize(i);
-        if (off < ActiveSegment.HEADER_SIZE || off + 8 + len > footerOffset) {
-            throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX, path + ": block " + i + " out of range");
-        }
+        BlockIndexEntry e = index.get(i);
         ByteBuffer prefix = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-        FrameWalk.readFully(ch, prefix, off);
-        if (prefix.getLong(0) != len) {
+        Channels.readFully(ch, prefix, e.offset());
+        if (prefix.getLong(0) != e.compressedSize()) {
             throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX,
-                    path + ": block " + i + " length prefix " + prefix.getLong(0) + " != index " + len);
+                    path + ": block " + i + " length prefix " + prefix.getLong(0) + " != index " + e.compressedSize());
         }
-        byte[] frame = new byte[(int) len];
-        FrameWalk.readFully(ch, ByteBuffer.wrap(frame), off + 8);
+        byte[] frame = new byte[(int) e.compressedSize()];
+        Channels.readFully(ch, ByteBuffer.wrap(frame), e.offset() + 8);
         return frame;
     }
 }

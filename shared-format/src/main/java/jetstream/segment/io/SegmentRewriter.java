@@ -6,23 +6,38 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
+import jetstream.segment.Footer;
+import jetstream.segment.FooterBuilder;
 import jetstream.segment.SegmentException;
 import jetstream.segment.ZstdFrames;
 
 /**
  * The two rewrites of a sealed segment (facts §1.13), both through {@link TmpRewrite} so the
- * original stays untouched until the atomic rename: the timestamp-import patch (indexed_at only)
- * and the compaction rewrite (drop rows).
+ * original stays untouched until the atomic rename. Blocks a rewrite does not change are copied
+ * verbatim; the rewrite starts lazily at the first changed block, so a pass that changes nothing
+ * writes nothing.
  */
 public final class SegmentRewriter {
+    private static final byte[] EMPTY_BODY = new byte[4];
+
     private SegmentRewriter() {}
 
     /** The indexed_at a row should carry; returning the current value leaves the row alone. */
     @FunctionalInterface
     public interface IndexedAtStamp {
         long indexedAt(BlockView block, int row);
+    }
+
+    /** Whether compaction keeps a row. */
+    @FunctionalInterface
+    public interface RowFilter {
+        boolean keep(BlockView block, int row);
     }
 
     /**
@@ -37,93 +52,174 @@ public final class SegmentRewriter {
     public record Result(boolean rewritten, long rowsChanged, int blocksReencoded, long sizeBefore, long sizeAfter) {}
 
     /**
-     * Re-stamps indexed_at. Touched blocks are re-encoded (their uncompressed size cannot change),
-     * untouched ones copied verbatim; the block index gets the new offsets and compressed sizes and
-     * the footer after it (blooms, collection index) is copied byte for byte. Zero changes leave the
-     * file untouched.
+     * The timestamp-import patch: only indexed_at changes. Touched blocks are re-encoded (their
+     * uncompressed size cannot change); the block index gets new offsets and compressed sizes and
+     * the footer after it (blooms, collection index) is copied byte for byte.
      */
     public static Result patchIndexedAt(SegmentIO io, Path file, IndexedAtStamp stamp) {
+        return rewrite(io, file, new Pass() {
+            private final BlockBuilder rows = new BlockBuilder();
+            private final List<BlockIndexEntry> entries = new ArrayList<>();
+
+            @Override
+            public int change(BlockView view) {
+                int touched = 0;
+                rows.reset();
+                for (int r = 0; r < view.size(); r++) {
+                    long want = stamp.indexedAt(view, r);
+                    if (want != view.indexedAt(r)) {
+                        touched++;
+                    }
+                    rows.add(view, r, want);
+                }
+                return touched;
+            }
+
+            @Override
+            public byte[] newBody(BlockView view, BlockIndexEntry original) {
+                byte[] body = rows.toBody();
+                if (body.length != original.uncompressedSize()) {
+                    throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT,
+                            file + ": a block changed size while patching indexed_at");
+                }
+                return body;
+            }
+
+            @Override
+            public void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original) {
+                entries.add(original.withPlacement(offset, compressedSize));
+            }
+
+            @Override
+            public Footer footer(SealedFile sf, long footerOffset) {
+                int indexLen = sf.blockCount() * BlockIndexEntry.SIZE;
+                byte[] tail = Arrays.copyOfRange(sf.footer, indexLen, sf.footer.length);
+                return FooterBuilder.patchBlockIndex(sf.header, entries, tail, footerOffset);
+            }
+        });
+    }
+
+    /**
+     * The compaction rewrite: rows the filter rejects are dropped. Blocks without drops are copied
+     * verbatim, blocks with drops re-encoded, an all-dropped block becomes the empty body (blocks
+     * are never removed, so block numbers stay stable). Block and header seq/witnessed bounds are
+     * kept from the original as envelopes; counts, blooms and the collection index are rebuilt from
+     * the surviving rows. Nothing dropped leaves the file untouched.
+     */
+    public static Result compact(SegmentIO io, Path file, RowFilter filter) {
+        return rewrite(io, file, new Pass() {
+            private final BlockBuilder rows = new BlockBuilder();
+            private final BlockView rebuilt = new BlockView();
+            private FooterBuilder footer;
+
+            @Override
+            public int change(BlockView view) {
+                int dropped = 0;
+                rows.reset();
+                for (int r = 0; r < view.size(); r++) {
+                    if (filter.keep(view, r)) {
+                        rows.add(view, r);
+                    } else {
+                        dropped++;
+                    }
+                }
+                return dropped;
+            }
+
+            @Override
+            public byte[] newBody(BlockView view, BlockIndexEntry original) {
+                return rows.isEmpty() ? EMPTY_BODY : rows.toBody();
+            }
+
+            @Override
+            public void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original) {
+                footer.addBlock(offset, compressedSize, view, original);
+            }
+
+            @Override
+            public BlockView decodeNew(byte[] body) {
+                return rebuilt.decode(body, 0, body.length);
+            }
+
+            @Override
+            public void start(SealedFile sf, ZstdFrames zstd) {
+                footer = new FooterBuilder(zstd).keepHeaderBounds(sf.header);
+            }
+
+            @Override
+            public Footer footer(SealedFile sf, long footerOffset) {
+                return footer.build(footerOffset);
+            }
+        });
+    }
+
+    /** One rewrite's per-block decisions; {@link #rewrite} owns the file handling. */
+    private interface Pass {
+        default void start(SealedFile sf, ZstdFrames zstd) {}
+
+        /** Decides the block's new rows; returns how many rows change (0 = copy verbatim). */
+        int change(BlockView view);
+
+        /** The new uncompressed body of a block {@link #change} touched. */
+        byte[] newBody(BlockView view, BlockIndexEntry original);
+
+        /** A view of a new body, for passes whose footer needs the new rows. */
+        default BlockView decodeNew(byte[] body) {
+            return null;
+        }
+
+        /** The block now sits at {@code offset}; {@code view} holds its rows. */
+        void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original);
+
+        Footer footer(SealedFile sf, long footerOffset);
+    }
+
+    private static Result rewrite(SegmentIO io, Path file, Pass pass) {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); ZstdFrames zstd = new ZstdFrames()) {
             SealedFile sf = SealedFile.read(ch, file);
-            long indexEnd = sf.footerOffset + (long) sf.blockCount * SealedFile.ENTRY_SIZE;
-            if (sf.headerLong(SealedFile.OFF_DID_BLOOM) != indexEnd) {
-                throw new SegmentException(SegmentException.Type.INVALID_FOOTER,
-                        file + ": padding after the block index; cannot patch");
-            }
+            long sizeBefore = ch.size();
+            pass.start(sf, zstd);
             BlockView view = new BlockView();
-            BlockBuilder rows = new BlockBuilder();
-            byte[] index = new byte[sf.blockCount * SealedFile.ENTRY_SIZE];
-            ByteBuffer idx = ByteBuffer.wrap(index).order(ByteOrder.LITTLE_ENDIAN);
             TmpRewrite tmp = null;
             long changed = 0;
             int reencoded = 0;
             try {
-                for (int i = 0; i < sf.blockCount; i++) {
+                for (int i = 0; i < sf.blockCount(); i++) {
+                    BlockIndexEntry original = sf.entry(i);
                     byte[] frame = sf.readFrame(ch, i);
-                    view.decodeFrame(zstd, frame, 0, frame.length, sf.uncompressedSize(i));
-                    int touched = 0;
-                    rows.reset();
-                    for (int r = 0; r < view.size(); r++) {
-                        long want = stamp.indexedAt(view, r);
-                        if (want != view.indexedAt(r)) {
-                            touched++;
-                        }
-                        rows.add(view, r, want);
-                    }
-                    if (touched > 0 && tmp == null) {
+                    view.decodeFrame(zstd, frame, 0, frame.length, original.uncompressedSize());
+                    int n = pass.change(view);
+                    if (n > 0 && tmp == null) {
+                        // Blocks before the first change keep their offsets: copy that region as is.
                         tmp = TmpRewrite.begin(io, file);
-                        tmp.append(new byte[ActiveSegment.HEADER_SIZE], 0, ActiveSegment.HEADER_SIZE);
-                        copyBlocks(ch, sf, 0, i, tmp, idx);
+                        copyRegion(ch, original.offset(), tmp);
                     }
-                    if (tmp == null) {
+                    if (n == 0) {
+                        if (tmp != null) {
+                            appendFramed(tmp, frame, frame.length);
+                        }
+                        pass.placed(tmp == null ? original.offset() : tmp.position() - 8 - frame.length,
+                                frame.length, view, original);
                         continue;
                     }
-                    if (touched == 0) {
-                        copyBlocks(ch, sf, i, i + 1, tmp, idx);
-                        continue;
-                    }
-                    System.arraycopy(sf.footer, i * SealedFile.ENTRY_SIZE, index, i * SealedFile.ENTRY_SIZE,
-                            SealedFile.ENTRY_SIZE);
-                    byte[] body = rows.toBody();
-                    if (body.length != sf.uncompressedSize(i)) {
-                        throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT,
-                                file + ": block " + i + " changed size while patching indexed_at");
-                    }
+                    byte[] body = pass.newBody(view, original);
                     byte[] newFrame = zstd.compress(body, 0, body.length);
-                    appendFramed(tmp, newFrame);
-                    idx.putLong(i * SealedFile.ENTRY_SIZE, tmp.position() - 8 - newFrame.length);
-                    idx.putInt(i * SealedFile.ENTRY_SIZE + 8, newFrame.length);
-                    changed += touched;
+                    appendFramed(tmp, newFrame, newFrame.length);
+                    BlockView rows = pass.decodeNew(body);
+                    pass.placed(tmp.position() - 8 - newFrame.length, newFrame.length, rows == null ? view : rows, original);
+                    changed += n;
                     reencoded++;
                 }
                 if (tmp == null) {
-                    return new Result(false, 0, 0, ch.size(), ch.size());
+                    return new Result(false, 0, 0, sizeBefore, sizeBefore);
                 }
-                long newFooterOffset = tmp.position();
-                int tailLen = sf.footer.length - index.length;
-                byte[] footer = new byte[sf.footer.length];
-                System.arraycopy(index, 0, footer, 0, index.length);
-                System.arraycopy(sf.footer, index.length, footer, index.length, tailLen);
-                tmp.append(footer, 0, footer.length);
-                byte[] header = sf.header.array().clone();
-                ByteBuffer h = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN);
-                long delta = newFooterOffset - sf.footerOffset;
-                for (int off : new int[] {SealedFile.OFF_FOOTER, SealedFile.OFF_DID_BLOOM, SealedFile.OFF_BLOCK_BLOOMS,
-                        SealedFile.OFF_COLLECTIONS, SealedFile.OFF_BLOCK_INDEX}) {
-                    h.putLong(off, h.getLong(off) + delta);
-                }
-                h.putLong(SealedFile.OFF_CHECKSUM, 0);
-                long sum = SealedFile.checksum(header, footer, 0, footer.length);
-                if (sum == 0) {
-                    throw new SegmentException(SegmentException.Type.CHECKSUM_MISMATCH,
-                            file + ": patched checksum is zero, which would read as an active file");
-                }
-                h.putLong(SealedFile.OFF_CHECKSUM, sum);
-                tmp.writeAt(header, 0);
-                long sizeAfter = newFooterOffset + footer.length;
+                long footerOffset = tmp.position();
+                Footer footer = pass.footer(sf, footerOffset);
+                tmp.append(footer.footerBytes(), 0, footer.footerBytes().length);
+                tmp.writeAt(footer.headerBytes(), 0);
                 tmp.commit();
                 tmp = null;
-                return new Result(true, changed, reencoded, sf.footerOffset + sf.footer.length, sizeAfter);
+                return new Result(true, changed, reencoded, sizeBefore, footer.fileSize());
             } catch (RuntimeException e) {
                 if (tmp != null) {
                     tmp.abort(e);
@@ -135,21 +231,22 @@ public final class SegmentRewriter {
         }
     }
 
-    private static void appendFramed(TmpRewrite tmp, byte[] frame) {
-        byte[] prefix = new byte[8];
-        ByteBuffer.wrap(prefix).order(ByteOrder.LITTLE_ENDIAN).putLong(0, frame.length);
-        tmp.append(prefix, 0, 8);
-        tmp.append(frame, 0, frame.length);
+    /** Copies {@code [0, end)} of the original (header region placeholder and unchanged blocks). */
+    private static void copyRegion(FileChannel ch, long end, TmpRewrite tmp) throws IOException {
+        byte[] buf = new byte[1 << 20];
+        tmp.append(new byte[256], 0, 256);
+        for (long p = 256; p < end; ) {
+            int n = (int) Math.min(buf.length, end - p);
+            Channels.readFully(ch, ByteBuffer.wrap(buf, 0, n), p);
+            tmp.append(buf, 0, n);
+            p += n;
+        }
     }
 
-    /** Copies blocks {@code [from, to)} verbatim, recording their new offsets in {@code idx}. */
-    private static void copyBlocks(FileChannel ch, SealedFile sf, int from, int to, TmpRewrite tmp, ByteBuffer idx)
-            throws IOException {
-        for (int i = from; i < to; i++) {
-            System.arraycopy(sf.footer, i * SealedFile.ENTRY_SIZE, idx.array(), i * SealedFile.ENTRY_SIZE,
-                    SealedFile.ENTRY_SIZE);
-            idx.putLong(i * SealedFile.ENTRY_SIZE, tmp.position());
-            appendFramed(tmp, sf.readFrame(ch, i));
-        }
+    private static void appendFramed(TmpRewrite tmp, byte[] frame, int len) {
+        byte[] prefix = new byte[8];
+        ByteBuffer.wrap(prefix).order(ByteOrder.LITTLE_ENDIAN).putLong(0, len);
+        tmp.append(prefix, 0, 8);
+        tmp.append(frame, 0, len);
     }
 }

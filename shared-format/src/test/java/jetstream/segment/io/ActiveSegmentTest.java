@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
@@ -64,7 +65,7 @@ class ActiveSegmentTest {
             assertEquals(0, seg.eventCount());
         }
         byte[] bytes = Files.readAllBytes(p);
-        assertArrayEquals(ActiveSegment.initialHeader(), bytes);
+        assertArrayEquals(SegmentHeader.activeHeaderBytes(), bytes);
         assertEquals("jss0", new String(bytes, 0, 4, java.nio.charset.StandardCharsets.US_ASCII));
         String name = p.getFileName().toString();
         assertEquals(List.of("CREATE " + name, "WRITE " + name, "FSYNC " + name, "FSYNC_DIR " + dir.getFileName()),
@@ -130,7 +131,7 @@ class ActiveSegmentTest {
             for (int i = 0; i < complete; i++) {
                 events += sizes[i];
             }
-            try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            try (ActiveSegment seg = ActiveSegment.resume(NoSyncIO.INSTANCE, p, zstd)) {
                 ActiveSegment.ResumeReport r = seg.resumeReport();
                 assertEquals(complete, r.blocks(), "cut " + cut);
                 assertEquals(Math.max(0, cut - keep), r.truncatedBytes(), "cut " + cut);

@@ -67,6 +67,10 @@ final class Rows {
         b.add(seq, witnessedAt(seq), 0, kind(seq), did(seq), collection(seq), rkey(seq), rev(seq), payload(seq));
     }
 
+    static void append(SegmentWriter w, long seq) {
+        w.append(seq, witnessedAt(seq), 0, kind(seq), did(seq), collection(seq), rkey(seq), rev(seq), payload(seq));
+    }
+
     /** Asserts row {@code i} of {@code v} is exactly what {@link #add} wrote for its seq. */
     static void check(BlockView v, int i) {
         long seq = v.seq(i);

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import jetstream.segment.BlockFraming;
 import jetstream.segment.BlockView;
 import jetstream.segment.ZstdFrames;
 
@@ -18,11 +19,11 @@ final class Scan {
     static List<Long> seqs(Path file, long limit) throws IOException {
         List<Long> out = new ArrayList<>();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); ZstdFrames z = new ZstdFrames()) {
-            FrameWalk w = FrameWalk.walk(ch, limit < 0 ? ch.size() : limit);
+            BlockFraming.Scan w = BlockFraming.scan(ch, limit < 0 ? ch.size() : limit);
             BlockView v = new BlockView();
-            for (int i = 0; i < w.count(); i++) {
-                byte[] frame = new byte[(int) w.length(i)];
-                FrameWalk.readFully(ch, ByteBuffer.wrap(frame), w.offset(i) + 8);
+            for (int i = 0; i < w.blockCount(); i++) {
+                byte[] frame = new byte[(int) w.frameLengths()[i]];
+                Channels.readFully(ch, ByteBuffer.wrap(frame), w.offsets()[i] + 8);
                 v.decodeFrame(z, frame, 0, frame.length, -1);
                 for (int r = 0; r < v.size(); r++) {
                     Rows.check(v, r);

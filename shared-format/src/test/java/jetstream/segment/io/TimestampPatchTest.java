@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import jetstream.segment.BlockView;
+import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
@@ -40,9 +39,9 @@ class TimestampPatchTest {
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ); ZstdFrames z = new ZstdFrames()) {
             SealedFile sf = SealedFile.read(ch, p);
             BlockView v = new BlockView();
-            for (int i = 0; i < sf.blockCount; i++) {
+            for (int i = 0; i < sf.blockCount(); i++) {
                 byte[] f = sf.readFrame(ch, i);
-                v.decodeFrame(z, f, 0, f.length, sf.uncompressedSize(i));
+                v.decodeFrame(z, f, 0, f.length, sf.entry(i).uncompressedSize());
                 for (int r = 0; r < v.size(); r++) {
                     out.add(v.seq(r) + " " + v.indexedAt(r) + " " + v.witnessedAt(r) + " " + v.kindCode(r) + " " + v.did(r)
                             + " " + v.collection(r) + " " + v.rkey(r) + " " + v.rev(r) + " " + Arrays.hashCode(v.payload(r)));
@@ -76,21 +75,22 @@ class TimestampPatchTest {
             stamped += seq % 5 == 0 ? 1 : 0;
         }
         assertEquals(4, stamped);
-        ByteBuffer hb = ByteBuffer.wrap(before).order(ByteOrder.LITTLE_ENDIAN);
-        ByteBuffer ha = ByteBuffer.wrap(after).order(ByteOrder.LITTLE_ENDIAN);
-        int blocks = hb.getInt(SealedFile.OFF_BLOCK_COUNT);
-        long tailBefore = hb.getLong(SealedFile.OFF_DID_BLOOM);
-        long tailAfter = ha.getLong(SealedFile.OFF_DID_BLOOM);
+        SegmentHeader hb = SegmentHeader.parseSealed(before, 0);
+        SegmentHeader ha = SegmentHeader.parseSealed(after, 0);
+        int blocks = (int) hb.blockCount();
+        long tailBefore = hb.didBloomOffset();
+        long tailAfter = ha.didBloomOffset();
         assertArrayEquals(Arrays.copyOfRange(before, (int) tailBefore, before.length),
                 Arrays.copyOfRange(after, (int) tailAfter, after.length), "blooms and collection index copied byte for byte");
         assertArrayEquals(Arrays.copyOfRange(before, 12, 58), Arrays.copyOfRange(after, 12, 58), "counts and bounds kept");
         long delta = tailAfter - tailBefore;
-        for (int off = SealedFile.OFF_FOOTER; off <= SealedFile.OFF_BLOCK_INDEX; off += 8) {
-            assertEquals(hb.getLong(off) + delta, ha.getLong(off));
-        }
+        assertEquals(hb.footerOffset() + delta, ha.footerOffset());
+        assertEquals(hb.blockIndexOffset() + delta, ha.blockIndexOffset());
+        assertEquals(hb.blockDidBloomOffset() + delta, ha.blockDidBloomOffset());
+        assertEquals(hb.collectionIndexOffset() + delta, ha.collectionIndexOffset());
         for (int i = 0; i < blocks; i++) {
-            int eb = (int) hb.getLong(SealedFile.OFF_FOOTER) + i * 52;
-            int ea = (int) ha.getLong(SealedFile.OFF_FOOTER) + i * 52;
+            int eb = (int) hb.footerOffset() + i * 52;
+            int ea = (int) ha.footerOffset() + i * 52;
             assertArrayEquals(Arrays.copyOfRange(before, eb + 12, eb + 52), Arrays.copyOfRange(after, ea + 12, ea + 52),
                     "block index entry " + i + " keeps everything but placement");
         }
