@@ -2,17 +2,15 @@ package jetstream.segment.io;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.LongSupplier;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentLimits;
+import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 
 /**
@@ -94,6 +92,13 @@ public final class SegmentWriter implements Closeable {
             w.openActive();
         } catch (RuntimeException e) {
             w.zstd.close();
+            if (w.active != null) {
+                try {
+                    w.active.close();
+                } catch (IOException c) {
+                    e.addSuppressed(c);
+                }
+            }
             throw e;
         }
         return w;
@@ -110,35 +115,47 @@ public final class SegmentWriter implements Closeable {
         } catch (IOException e) {
             throw new SegmentPersistenceException("scanning", dir, e);
         }
+        int sealedUpTo = files.size();
         if (!files.isEmpty()) {
             SegmentName.Entry last = files.get(files.size() - 1);
             try {
                 active = ActiveSegment.resume(io, last.path(), zstd);
                 activeIndex = last.index();
-                lastSeq = Math.max(lastSeq, active.maxSeq());
-                return;
+                sealedUpTo--;
             } catch (SegmentException e) {
                 if (e.type() != SegmentException.Type.SEGMENT_SEALED) {
                     throw e;
                 }
-                lastSeq = Math.max(lastSeq, sealedMaxSeq(last.path()));
             }
-            activeIndex = last.index() + 1;
-        } else {
-            activeIndex = 0;
         }
-        active = ActiveSegment.create(io, dir.resolve(SegmentName.format(activeIndex)));
+        lastSeq = active != null && active.eventCount() > 0 ? active.maxSeq() : lastSealedSeq(files, sealedUpTo);
+        if (active == null) {
+            activeIndex = files.isEmpty() ? 0 : files.get(files.size() - 1).index() + 1;
+            active = ActiveSegment.create(io, dir.resolve(SegmentName.format(activeIndex)));
+        }
     }
 
-    /** max_seq of a sealed header (offset 34), so seqs keep ascending across files. */
-    private static long sealedMaxSeq(Path sealed) {
-        try (FileChannel ch = FileChannel.open(sealed, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-            Channels.readFully(ch, b, 34);
-            return b.getLong(0);
-        } catch (IOException e) {
-            throw new SegmentPersistenceException("reading the header of", sealed, e);
+    /**
+     * The highest seq in the sealed files {@code files[0, upTo)}, so seqs keep ascending across
+     * files even when the active file is new or empty. Only the newest file may be active.
+     */
+    private static long lastSealedSeq(List<SegmentName.Entry> files, int upTo) {
+        for (int i = upTo - 1; i >= 0; i--) {
+            Path p = files.get(i).path();
+            SegmentHeader h;
+            try {
+                h = SegmentReader.readSealedHeader(p);
+            } catch (IOException e) {
+                throw new SegmentPersistenceException("reading the header of", p, e);
+            } catch (SegmentException e) {
+                throw new SegmentException(e.type(), p + ": " + e.getMessage()
+                        + " (only the newest segment file may be active)", e);
+            }
+            if (h.eventCount() > 0) {
+                return h.maxSeq();
+            }
         }
+        return 0;
     }
 
     /** The active file (its resume report tells what recovery cut). */

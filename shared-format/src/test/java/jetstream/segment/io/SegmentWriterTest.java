@@ -277,4 +277,24 @@ class SegmentWriterTest {
         }
         assertEquals(50, rows);
     }
+
+    /** A crash right after a rotation leaves a sealed file and an empty active one: seqs must not restart. */
+    @Test
+    void emptyActiveFileAfterARotationKeepsTheSealedSeqs() throws Exception {
+        SegmentWriter w = open(5, 1L << 30);
+        for (long s = 1; s <= 5; s++) {
+            Rows.append(w, s);
+        }
+        w.seal();
+        ActiveSegment.create(SegmentIO.PRODUCTION, dir.resolve(SegmentName.format(1))).close();
+        SegmentWriter again = open(5, 1L << 30);
+        assertEquals(1, again.activeIndex());
+        assertEquals(5, again.lastSeq());
+        assertThrows(IllegalArgumentException.class, () -> Rows.append(again, 5));
+        again.close();
+        ActiveSegment.create(SegmentIO.PRODUCTION, dir.resolve(SegmentName.format(2))).close();
+        SegmentException e = assertThrows(SegmentException.class, () -> open(5, 1L << 30));
+        assertEquals(SegmentException.Type.ACTIVE_SEGMENT, e.type());
+        assertTrue(e.getMessage().contains("only the newest segment file may be active"), e.getMessage());
+    }
 }
