@@ -26,6 +26,10 @@ public final class Main {
             usage(System.out);
             return 0;
         });
+        register("inspect", "inspect <segment-file> [--dids]",
+                "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
+        register("verify", "verify <segment-file|dir>...",
+                "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
     }
 
     private static void register(String name, String usage, String summary, Command command) {
