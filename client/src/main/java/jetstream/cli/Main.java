@@ -29,6 +29,10 @@ public final class Main {
         register("frames-to-json", FramesToJson.USAGE,
                 "print a relay frame capture ([u32 LE length][frame]...) as v1 or v2 event JSON lines",
                 args -> new FramesToJson().run(args, System.out, System.err));
+        register("inspect", "inspect <segment-file> [--dids]",
+                "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
+        register("verify", "verify <segment-file|dir>...",
+                "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
     }
 
     private static void register(String name, String usage, String summary, Command command) {

@@ -1,0 +1,209 @@
+package jetstream.segment.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import jetstream.segment.BlockBuilder;
+import jetstream.segment.Footer;
+import jetstream.segment.SegmentHeader;
+import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.FaultInjectingIO.Fault;
+import jetstream.segment.io.FaultInjectingIO.Op;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SegmentSealerTest {
+    @TempDir
+    Path dir;
+
+    private final ZstdFrames zstd = new ZstdFrames();
+
+    @AfterEach
+    void closeZstd() {
+        zstd.close();
+    }
+
+    /** An active file of three blocks (seqs 1..30); returns its bytes. */
+    private byte[] activeFile(Path p) throws Exception {
+        try (ActiveSegment seg = ActiveSegment.create(SegmentIO.PRODUCTION, p)) {
+            for (int b = 0; b < 3; b++) {
+                BlockBuilder rows = new BlockBuilder();
+                for (int i = 1; i <= 10; i++) {
+                    Rows.add(rows, b * 10L + i);
+                }
+                seg.appendBlock(rows, zstd);
+            }
+        }
+        return Files.readAllBytes(p);
+    }
+
+    @Test
+    void sealWritesFooterThenHeaderEachSynced() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        FaultInjectingIO io = new FaultInjectingIO();
+        SegmentSealer.Result r;
+        try (ActiveSegment seg = ActiveSegment.resume(io, p, zstd)) {
+            r = SegmentSealer.seal(seg, zstd);
+        }
+        String n = p.getFileName().toString();
+        assertEquals(List.of("OPEN " + n, "WRITE " + n, "FSYNC " + n, "WRITE " + n, "FSYNC " + n), io.log());
+        byte[] sealed = Files.readAllBytes(p);
+        assertEquals(active.length, r.header().footerOffset());
+        assertArrayEquals(java.util.Arrays.copyOfRange(active, 256, active.length),
+                java.util.Arrays.copyOfRange(sealed, 256, active.length), "blocks unchanged by the seal");
+        assertEquals(sealed.length, r.fileSize());
+        SegmentFiles.verify(p);
+        SegmentHeader h = SegmentReader.open(p).header();
+        assertEquals(r.header(), h);
+        assertEquals(3, h.blockCount());
+        assertEquals(30, h.eventCount());
+        assertEquals(Scan.range(1, 30), Scan.seqs(p, h.footerOffset()));
+        assertEquals(jetstream.segment.SegmentException.Type.SEGMENT_SEALED,
+                assertThrows(jetstream.segment.SegmentException.class,
+                        () -> ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)).type());
+    }
+
+    @Test
+    void emptySegmentSeals() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        ActiveSegment.create(SegmentIO.PRODUCTION, p).close();
+        SegmentSealer.Result r = SegmentSealer.seal(SegmentIO.PRODUCTION, p);
+        assertEquals(0, r.header().eventCount());
+        assertEquals(0, r.header().minSeq());
+        assertEquals(256, r.header().footerOffset());
+        SegmentFiles.verify(p);
+    }
+
+    /** The footer comes from the frames on disk: rows that never reached the file cannot appear. */
+    @Test
+    void footerIsDerivedFromDiskAndSealCutsATornTailFirst() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        activeFile(p);
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+            ch.write(ByteBuffer.wrap(new byte[] {40, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3}));
+        }
+        SegmentSealer.Result r = SegmentSealer.seal(SegmentIO.PRODUCTION, p);
+        assertEquals(30, r.header().eventCount());
+        SegmentFiles.verify(p);
+    }
+
+    @Test
+    void headerWriteFailureRestoresTheActiveFile() throws Exception {
+        int cases = 0;
+        for (Fault fault : new Fault[] {Fault.IO_ERROR, Fault.ENOSPC, Fault.SHORT_WRITE}) {
+            Path p = dir.resolve(SegmentName.format(cases));
+            byte[] active = activeFile(p);
+            FaultInjectingIO io = new FaultInjectingIO().failOn(Op.WRITE, 2, fault);
+            ActiveSegment seg = ActiveSegment.resume(io, p, zstd);
+            SegmentPersistenceException e = assertThrows(SegmentPersistenceException.class,
+                    () -> SegmentSealer.seal(seg, zstd));
+            assertEquals(fault == Fault.ENOSPC, e.diskFull());
+            assertTrue(e.getMessage().contains("writing the sealed header of " + p), e.getMessage());
+            assertTrue(seg.failed());
+            seg.close();
+            assertArrayEquals(active, Files.readAllBytes(p), "file not back in its active state after " + fault);
+            SegmentSealer.seal(SegmentIO.PRODUCTION, p);
+            SegmentFiles.verify(p);
+            cases++;
+        }
+        assertEquals(3, cases);
+    }
+
+    /** Failures before the header leave an active file whose resume removes the partial or whole footer. */
+    @Test
+    void footerFailuresLeaveAResumableActiveFile() throws Exception {
+        Object[][] faults = {
+            {Op.WRITE, 1, Fault.IO_ERROR}, {Op.WRITE, 1, Fault.ENOSPC}, {Op.WRITE, 1, Fault.SHORT_WRITE},
+            {Op.FSYNC, 1, Fault.IO_ERROR}, {Op.FSYNC, 1, Fault.ENOSPC},
+        };
+        int cases = 0;
+        for (Object[] f : faults) {
+            Path p = dir.resolve(SegmentName.format(cases));
+            byte[] active = activeFile(p);
+            FaultInjectingIO io = new FaultInjectingIO().failOn((Op) f[0], (Integer) f[1], (Fault) f[2]);
+            ActiveSegment seg = ActiveSegment.resume(io, p, zstd);
+            SegmentPersistenceException e = assertThrows(SegmentPersistenceException.class,
+                    () -> SegmentSealer.seal(seg, zstd));
+            assertEquals(f[2] == Fault.ENOSPC, e.diskFull(), f[0] + " " + f[2]);
+            seg.close();
+            assertFalse(SegmentFiles.isSealed(p));
+            try (ActiveSegment again = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+                assertEquals(active.length, again.size(), f[0] + " " + f[2]);
+                assertEquals(3, again.blockCount());
+            }
+            assertArrayEquals(active, Files.readAllBytes(p));
+            cases++;
+        }
+        assertEquals(5, cases);
+    }
+
+    @Test
+    void headerFsyncFailureIsFatalButTheFileReadsSealed() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        activeFile(p);
+        FaultInjectingIO io = new FaultInjectingIO().failOn(Op.FSYNC, 2, Fault.ENOSPC);
+        ActiveSegment seg = ActiveSegment.resume(io, p, zstd);
+        SegmentPersistenceException e = assertThrows(SegmentPersistenceException.class, () -> SegmentSealer.seal(seg, zstd));
+        assertTrue(e.diskFull());
+        assertTrue(e.getMessage().contains("disk full (ENOSPC) while syncing the sealed header of " + p), e.getMessage());
+        seg.close();
+        SegmentFiles.verify(p);
+    }
+
+    /** A crash between the footer fsync and the header write: resume removes the footer, a new seal works. */
+    @Test
+    void interruptedSealIsUndoneOnResume() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            Footer footer = SegmentSealer.buildFooter(ch, p, active.length, zstd);
+            ch.write(ByteBuffer.wrap(footer.footerBytes()), active.length);
+        }
+        assertTrue(Files.size(p) > active.length);
+        try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            ActiveSegment.ResumeReport r = seg.resumeReport();
+            assertTrue(r.interruptedSeal());
+            assertFalse(r.partialFrame());
+            assertEquals(Files.size(p), active.length);
+            assertEquals(3, r.blocks());
+            SegmentSealer.seal(seg, zstd);
+        }
+        SegmentFiles.verify(p);
+        assertEquals(Scan.range(1, 30), Scan.seqs(p, SegmentFiles.footerOffset(p)));
+    }
+
+    /** Any cut of a footer left by an interrupted seal resumes to exactly the blocks. */
+    @Test
+    void everyTruncationOfAnInterruptedSealFooterResumes() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        byte[] footer;
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+            footer = SegmentSealer.buildFooter(ch, p, active.length, zstd).footerBytes();
+        }
+        int cases = 0;
+        for (int cut = 0; cut <= footer.length; cut++) {
+            byte[] file = java.util.Arrays.copyOf(active, active.length + cut);
+            System.arraycopy(footer, 0, file, active.length, cut);
+            Files.write(p, file);
+            try (ActiveSegment seg = ActiveSegment.resume(NoSyncIO.INSTANCE, p, zstd)) {
+                assertEquals(active.length, seg.size(), "cut " + cut);
+                assertEquals(30, seg.eventCount(), "cut " + cut);
+            }
+            cases++;
+        }
+        assertEquals(footer.length + 1, cases);
+    }
+}
