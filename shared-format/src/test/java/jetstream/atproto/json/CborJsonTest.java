@@ -140,6 +140,7 @@ class CborJsonTest {
             {"a\u2028b\u2029c", "\"a\\u2028b\\u2029c\""},
             {"back\\slash/solidus", "\"back\\\\slash/solidus\""},
             {"\u00e9\u6f22\ud83d\ude00", "\"\u00e9\u6f22\ud83d\ude00\""},
+            {"0123456789abcdef\"0123456789abcdef>01234567\u00e9abcdefgh\u2028abcdefgh&", "\"0123456789abcdef\\\"0123456789abcdef\\u003e01234567\u00e9abcdefgh\\u2028abcdefgh\\u0026\""},
         };
         int n = 0;
         for (String[] c : cases) {
