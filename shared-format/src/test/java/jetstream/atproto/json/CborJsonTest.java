@@ -171,6 +171,28 @@ class CborJsonTest {
     }
 
     @Test
+    void jsonInputRulesBeyondTheInteropList() {
+        String[][] cases = {
+            {"{\"a\":\"\\ud800\"}", "json_string"}, {"{\"a\":1,\"a\":2}", "bad_json"}, {"{\"a\":9223372036854775808}", "json_int_range"},
+            {"{\"a\":1e400}", "json_float"}, {"{\"a\":0.5}", "json_float"}, {"{\"b\":{\"$bytes\":\"AA==\"}}", "json_bytes"},
+            {"{\"a\":1} x", "bad_json"}, {"{\"a\":", "bad_json"}, {"[]", "json_not_object"}, {"", "bad_json"},
+            {"{\"c\":{\"$link\":\"bafyreia\"}}", "bad_cid"},
+        };
+        int n = 0;
+        for (String[] c : cases) {
+            assertEquals(c[1], assertThrows(DecodeException.class, () -> JsonToCbor.toCbor(c[0]), c[0]).reason(), c[0]);
+            n++;
+        }
+        assertEquals(cases.length, n);
+        StringBuilder deep = new StringBuilder("{\"a\":");
+        for (int i = 0; i < 100; i++) {
+            deep.append('[');
+        }
+        assertThrows(DecodeException.class, () -> JsonToCbor.toCbor(deep.toString()));
+        assertArrayEquals(DagCbor.encode(Map.of("a", 15L, "b", "\ud83d\ude00")), JsonToCbor.toCbor("{\"b\":\"\\ud83d\\ude00\",\"a\":1.5e1}"));
+    }
+
+    @Test
     void largeMapsSortBytewise() {
         Map<String, Object> m = new java.util.LinkedHashMap<>();
         for (int i = 0; i < 300; i++) {
