@@ -145,8 +145,9 @@ public final class BlockView {
             throw SegmentException.corrupt("block frame declares " + declared + " bytes, index says " + expectedSize);
         }
         int size;
-        if (declared >= 0 || (expectedSize >= 0 && expectedSize <= SegmentLimits.MAX_FRAME_CONTENT_SIZE)) {
-            int want = (int) (declared >= 0 ? declared : expectedSize);
+        // Sized from the frame's own declaration only: a damaged index must not drive a huge allocation.
+        if (declared >= 0) {
+            int want = (int) declared;
             if (owned.length < want) {
                 owned = new byte[Math.max(want, owned.length + (owned.length >> 1))];
             }

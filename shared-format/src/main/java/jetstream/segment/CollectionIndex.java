@@ -220,8 +220,15 @@ public final class CollectionIndex {
             if (declared >= 0 && declared != size) {
                 throw invalid("collection index frame declares " + declared + " bytes, header says " + size);
             }
-            body = new byte[(int) size];
-            int got = zstd.decompressInto(src, off + HEADER_SIZE, len - HEADER_SIZE, body, body.length);
+            // Without a declared size, grow from small rather than trusting the header's size.
+            int got;
+            if (declared >= 0) {
+                body = new byte[(int) size];
+                got = zstd.decompressInto(src, off + HEADER_SIZE, len - HEADER_SIZE, body, body.length);
+            } else {
+                body = zstd.decompress(src, off + HEADER_SIZE, len - HEADER_SIZE);
+                got = body.length;
+            }
             if (got != size) {
                 throw invalid("collection index body is " + got + " bytes, header says " + size);
             }

@@ -52,6 +52,13 @@ public final class SegmentReader {
      *     CHECKSUM_MISMATCH, INVALID_FOOTER, INVALID_BLOCK_INDEX
      */
     public static SegmentReader open(ByteBuffer file, boolean verifyChecksum) {
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            return open(file, verifyChecksum, zstd);
+        }
+    }
+
+    /** As {@link #open(ByteBuffer, boolean)}, decompressing the collection index with {@code zstd}. */
+    public static SegmentReader open(ByteBuffer file, boolean verifyChecksum, ZstdFrames zstd) {
         ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         f.position(0);
         long size = f.limit();
@@ -78,10 +85,7 @@ public final class SegmentReader {
         BlockIndex index = BlockIndex.parse(footer, 0, bloomAt, (int) h.blockCount(), h.footerOffset());
         GloomFilter bloom = regionAt == bloomAt ? null : GloomFilter.deserialize(footer, bloomAt, regionAt - bloomAt);
         BlockBloomRegion region = BlockBloomRegion.parse(footer, regionAt, collAt - regionAt, h.blockCount());
-        CollectionIndex coll;
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            coll = CollectionIndex.parse(footer, collAt, footerLen - collAt, zstd, h.blockCount());
-        }
+        CollectionIndex coll = CollectionIndex.parse(footer, collAt, footerLen - collAt, zstd, h.blockCount());
         return new SegmentReader(f, h, index, bloom, region, coll);
     }
 

@@ -2,6 +2,7 @@ package jetstream.segment;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -38,7 +39,14 @@ public final class SegmentVerifier {
 
     public static Result verify(ByteBuffer file) {
         try (ZstdFrames zstd = new ZstdFrames()) {
-            return check(SegmentReader.open(file, true), zstd);
+            return verify(file, zstd);
+        }
+    }
+
+    /** Verifies a whole file held in a buffer, using the caller's zstd contexts. */
+    public static Result verify(ByteBuffer file, ZstdFrames zstd) {
+        try {
+            return check(SegmentReader.open(file, true, zstd), zstd);
         } catch (SegmentException e) {
             return Result.failed(e.oneLine());
         }
@@ -88,7 +96,7 @@ public final class SegmentVerifier {
                     continue;
                 }
                 byte[] did = Arrays.copyOfRange(view.buffer(), view.didOffset(i), view.didOffset(i) + dl);
-                String key = new String(did, java.nio.charset.StandardCharsets.ISO_8859_1);
+                String key = new String(did, StandardCharsets.ISO_8859_1);
                 allDids.add(key);
                 if (blockDids.add(key) && !blockBloom.mightContain(did)) {
                     return Result.failed("block " + b + " bloom misses DID " + view.did(i));
