@@ -224,4 +224,29 @@ class SegmentSealerTest {
         assertEquals(last + 1, cases);
         assertTrue(last > 264, "cuts must reach past the first 256-byte pseudo-frame");
     }
+
+    /** Facts §1.3: the seal walk stops at the first block that decodes to zero events. */
+    @Test
+    void sealWalkStopsAtTheFirstEmptyBlock() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        byte[] empty = zstd.compress(new byte[4], 0, 4);
+        ByteBuffer framed = ByteBuffer.allocate(8 + empty.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        framed.putLong(empty.length).put(empty).flip();
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+            ch.write(framed, active.length);
+        }
+        SegmentSealer.Result r;
+        try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            assertEquals(4, seg.blockCount());
+            BlockBuilder later = new BlockBuilder();
+            Rows.add(later, 31);
+            seg.appendBlock(later, zstd);
+            r = SegmentSealer.seal(seg, zstd);
+        }
+        assertEquals(3, r.header().blockCount());
+        assertEquals(30, r.header().eventCount());
+        assertEquals(30, r.header().maxSeq());
+        assertEquals(3, SegmentReader.open(p).blockCount());
+    }
 }
