@@ -166,6 +166,14 @@ public class SegmentBlockBench {
         return v.seq(v.size() - 1);
     }
 
+    /** The column parse and validation alone, on the already decompressed body. */
+    @Benchmark
+    @OperationsPerInvocation(ROWS)
+    public long decodeBodyOnly() {
+        BlockView v = view.decode(body, 0, body.length);
+        return v.seq(v.size() - 1);
+    }
+
     /** Floor for decodeToView: zstd-jni decompressing the same frame, nothing else. */
     @Benchmark
     @OperationsPerInvocation(ROWS)
