@@ -15,7 +15,7 @@ import jetstream.segment.ZstdFrames;
 /**
  * On-disk bytes per event for the real relay-frame corpus: every row the ingester would archive from
  * {@code jetstream-corpus/relay_frames.bin}, written as segment blocks (zstd level 3, 8-byte prefix).
- * Run: {@code bench/run --main jetstream.bench.CorpusDensity} (see BENCHMARKS.md).
+ * Run: {@code bench/run --main jetstream.bench.CorpusDensity [zstd-level]} (see BENCHMARKS.md).
  */
 public final class CorpusDensity {
     private CorpusDensity() {}
@@ -34,7 +34,9 @@ public final class CorpusDensity {
             }
         }
         List<ArchiveRow> creates = rows.stream().filter(r -> r.kind() == ArchiveRow.KIND_CREATE).toList();
-        try (ZstdFrames zstd = new ZstdFrames()) {
+        int level = args.length > 0 ? Integer.parseInt(args[0]) : ZstdFrames.DEFAULT_LEVEL;
+        System.out.println("zstd level " + level);
+        try (ZstdFrames zstd = new ZstdFrames(level)) {
             report("all rows", rows, zstd);
             report("create rows only", creates, zstd);
         }
