@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
+import java.util.List;
 import java.util.Random;
 import jetstream.atproto.DecodeException;
 import org.bouncycastle.crypto.digests.SHA256Digest;
@@ -94,6 +95,36 @@ class PublicKeyTest {
             }
         }
         assertEquals(40, checked);
+    }
+
+    /** One parsed key serves many threads (the ingester caches a key per account). */
+    @Test
+    void sharedKeyVerifiesConcurrently() throws Exception {
+        PrivateKey priv = PrivateKey.fromBytes(KeyCurve.SECP256K1, Sha256.digest(new byte[] {42}));
+        PublicKey key = PublicKey.fromDidKey(priv.publicKey().didKey());
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<Integer>> results = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                results.add(pool.submit(() -> {
+                    int ok = 0;
+                    for (int i = 0; i < 50; i++) {
+                        byte[] msg = ("message " + thread + " " + i).getBytes();
+                        byte[] sig = priv.sign(msg);
+                        if (key.verify(msg, sig) && !key.verify(msg, sign(KeyCurve.SECP256K1, BigInteger.ONE, msg, false))) {
+                            ok++;
+                        }
+                    }
+                    return ok;
+                }));
+            }
+            for (java.util.concurrent.Future<Integer> r : results) {
+                assertEquals(50, r.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test
