@@ -188,6 +188,13 @@ class PublicKeyTest {
         badPrefix[0] = 0x05;
         assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromPoint(KeyCurve.P256, badPrefix)).reason());
         assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromMulticodec(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, 1})).reason());
+        // secp256k1-pub as a padded (non-shortest) varint: e7 81 00
+        byte[] padded = new byte[36];
+        padded[0] = (byte) 0xe7;
+        padded[1] = (byte) 0x81;
+        padded[2] = 0x00;
+        System.arraycopy(publicKey(KeyCurve.SECP256K1, BigInteger.TWO).compressed(), 0, padded, 3, 33);
+        assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromMulticodec(padded)).reason());
     }
 
     @Test
