@@ -13,7 +13,21 @@ public final class RandomValues {
     private static final String[] STRINGS = {"", "x", "hello world", "quote\" back\\slash", "ctl\u0001\u001f\t\n\r\b\f", "<script>&amp;</script>",
         "line\u2028sep\u2029", "\u00e9\u00f1\u00a9", "\ud83d\ude00\ud83d\udc68\u200d\ud83d\udc69", "\u007f del", "/slash"};
 
+    private static final String[] TYPES = {"app.bsky.feed.post", "com.example.record", "app.bsky.embed.images#image"};
+
     private RandomValues() {}
+
+    /** A well-formed blob object (JSON renders its keys in Go's struct order). */
+    public static Map<String, Object> blob(Random rnd) {
+        byte[] data = new byte[16];
+        rnd.nextBytes(data);
+        Map<String, Object> b = new LinkedHashMap<>();
+        b.put("$type", "blob");
+        b.put("ref", Cid.ofRaw(data, 0, data.length));
+        b.put("mimeType", rnd.nextBoolean() ? "image/jpeg" : "video/mp4");
+        b.put("size", (long) rnd.nextInt(1 << 20));
+        return b;
+    }
 
     public static Object value(Random rnd, int depth) {
         int kind = rnd.nextInt(depth > 4 ? 7 : 9);
@@ -66,7 +80,11 @@ public final class RandomValues {
         Map<String, Object> m = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             String k = rnd.nextInt(4) == 0 ? randomString(rnd) : KEYS[rnd.nextInt(KEYS.length)];
-            m.put(k, value(rnd, depth + 1));
+            // $type must be a non-empty string in the data model
+            m.put(k, k.equals("$type") ? TYPES[rnd.nextInt(TYPES.length)] : value(rnd, depth + 1));
+        }
+        if (rnd.nextInt(8) == 0) {
+            m.put("blob" + depth, blob(rnd));
         }
         return m;
     }
