@@ -72,6 +72,11 @@ public final class GroundTruth {
         return (Cid) world.head(account(did))[0];
     }
 
+    /** Every invalid item injected so far by the fault knobs, in seq order. */
+    public List<Injection> injections() {
+        return world.injections();
+    }
+
     private Account account(String did) {
         Account a = world.account(did);
         if (a == null) {

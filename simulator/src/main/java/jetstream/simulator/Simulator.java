@@ -25,6 +25,9 @@ public final class Simulator implements AutoCloseable {
     private final int mainPort;
     private final int[] hostPorts;
     private final Map<Integer, Integer> hostByPort = new LinkedHashMap<>();
+    private final long[] requests;
+    private final long[] windowStart;
+    private final int[] windowCount;
     private final ExecutorService senders;
     private final Thread ticker;
     private volatile boolean stopped;
@@ -42,6 +45,9 @@ public final class Simulator implements AutoCloseable {
         this.server = new HttpServer(cfg.bindHost, this::route);
         this.mainPort = server.listen(cfg.port);
         this.hostPorts = new int[cfg.hosts];
+        this.requests = new long[cfg.hosts];
+        this.windowStart = new long[cfg.hosts];
+        this.windowCount = new int[cfg.hosts];
         for (int h = 0; h < cfg.hosts; h++) {
             if (dead(h)) {
                 try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(cfg.bindHost))) {
@@ -141,6 +147,72 @@ public final class Simulator implements AutoCloseable {
         return host >= cfg.hosts - cfg.faults.deadHosts;
     }
 
+    /** What listHosts says about a host (fault knobs assign statuses from the last host down). */
+    String hostStatus(int host) {
+        Faults f = cfg.faults;
+        int fromEnd = cfg.hosts - 1 - host;
+        if (fromEnd < f.deadHosts) {
+            return "offline";
+        }
+        fromEnd -= f.deadHosts;
+        if (fromEnd < f.bannedHosts) {
+            return "banned";
+        }
+        fromEnd -= f.bannedHosts;
+        return fromEnd < f.idleHosts ? "idle" : "active";
+    }
+
+    private boolean slow(int host) {
+        Faults f = cfg.faults;
+        int fromEnd = cfg.hosts - 1 - host - f.deadHosts - f.bannedHosts - f.idleHosts;
+        return fromEnd >= 0 && fromEnd < f.slowHosts;
+    }
+
+    /**
+     * Applies the per-host request faults; true when the request was answered (or dropped) by one.
+     */
+    private boolean hostFault(Exchange ex, int host) throws IOException {
+        Faults f = cfg.faults;
+        if (slow(host)) {
+            try {
+                Thread.sleep(f.slowMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ex.abort();
+                return true;
+            }
+        }
+        long n;
+        synchronized (requests) {
+            n = requests[host]++;
+        }
+        if (f.errorBurstEvery > 0 && n % f.errorBurstEvery < f.errorBurstLength) {
+            ex.send(f.errorStatus, "application/json", Json.error(f.errorStatus >= 500 ? "InternalServerError" : "Error",
+                    "injected error burst"));
+            return true;
+        }
+        if (f.rateLimit > 0) {
+            long second = System.currentTimeMillis() / 1000;
+            int used;
+            synchronized (requests) {
+                if (windowStart[host] != second) {
+                    windowStart[host] = second;
+                    windowCount[host] = 0;
+                }
+                used = ++windowCount[host];
+            }
+            if (used > f.rateLimit) {
+                ex.send(429, "application/json", Json.error("RateLimitExceeded", "Rate Limit Exceeded"),
+                        "ratelimit-limit", Integer.toString(f.rateLimit),
+                        "ratelimit-remaining", "0",
+                        "ratelimit-reset", Long.toString(second + 1),
+                        "ratelimit-policy", f.rateLimit + ";w=1");
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void tick() {
         long start = System.nanoTime();
         long produced = 0;
@@ -176,7 +248,9 @@ public final class Simulator implements AutoCloseable {
                 ex.abort();
                 return;
             }
-            pds(ex, host);
+            if (!hostFault(ex, host)) {
+                pds(ex, host);
+            }
         } else {
             relay(ex);
         }
@@ -281,7 +355,7 @@ public final class Simulator implements AutoCloseable {
         List<String[]> entries = new ArrayList<>();
         for (int h = 0; h < cfg.hosts; h++) {
             entries.add(new String[] {world.hostnames()[h], Long.toString(world.hostSeq(h)),
-                    Integer.toString(world.accountCount(h)), "active"});
+                    Integer.toString(world.accountCount(h)), hostStatus(h)});
         }
         if (cfg.faults.hostileHosts) {
             for (String hostile : HOSTILE_HOSTNAMES) {
@@ -372,7 +446,7 @@ public final class Simulator implements AutoCloseable {
             badRequest(ex, "RepoNotFound", "Could not find repo for DID: " + did);
             return null;
         }
-        if (cfg.faults.notFoundEvery > 0 && a.index % cfg.faults.notFoundEvery == cfg.faults.notFoundEvery - 1) {
+        if (nth(cfg.faults.notFoundEvery, a.index)) {
             ex.send(404, "application/json", Json.error("RepoNotFound", "Could not find repo for DID: " + did));
             return null;
         }
@@ -389,9 +463,27 @@ public final class Simulator implements AutoCloseable {
 
     private void getRepo(Exchange ex, int host) throws IOException {
         Account a = repoAccount(ex, "did", host);
-        if (a != null) {
-            ex.send(200, "application/vnd.ipld.car", world.repoCar(a));
+        if (a == null) {
+            return;
         }
+        Faults f = cfg.faults;
+        byte[] car = world.repoCar(a);
+        if (nth(f.truncateCarEvery, a.index)) {
+            ex.send(200, "application/vnd.ipld.car", java.util.Arrays.copyOf(car, car.length / 2));
+        } else if (nth(f.abortCarEvery, a.index)) {
+            ex.sendHead(200, "application/vnd.ipld.car", car.length);
+            ex.body().write(car, 0, car.length / 2);
+            ex.abort();
+        } else if (nth(f.corruptCarEvery, a.index)) {
+            ex.send(200, "application/vnd.ipld.car", world.corrupt(a, car));
+        } else {
+            ex.send(200, "application/vnd.ipld.car", car);
+        }
+    }
+
+    /** Whether account {@code index} is one of every n-th (n = 0: none). */
+    static boolean nth(int n, int index) {
+        return n > 0 && index % n == n - 1;
     }
 
     private void getLatestCommit(Exchange ex, int host) throws IOException {
@@ -535,7 +627,12 @@ public final class Simulator implements AutoCloseable {
             } else {
                 pos = cursor;
             }
+            int sent = 0;
             while (ws.isOpen() && !stopped) {
+                if (cfg.faults.disconnectEvery > 0 && sent >= cfg.faults.disconnectEvery) {
+                    ws.drop();
+                    return;
+                }
                 byte[] frame;
                 try {
                     frame = firehose.next(pos, 250);
@@ -545,7 +642,11 @@ public final class Simulator implements AutoCloseable {
                     return;
                 }
                 if (frame != null) {
+                    if (Faults.every(cfg.faults.malformedFrameEvery, pos + 1)) {
+                        ws.sendBinary(malformed(pos + 1, frame));
+                    }
                     ws.sendBinary(frame);
+                    sent++;
                     pos++;
                 }
             }
@@ -555,6 +656,34 @@ public final class Simulator implements AutoCloseable {
             ws.abort();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * A frame no decoder may accept, one of four kinds by seq: the real frame cut in half, garbage
+     * starting with a stray CBOR break, a header without a body, an unknown op.
+     */
+    private byte[] malformed(long seq, byte[] real) {
+        long kind = seq / cfg.faults.malformedFrameEvery % 4;
+        if (kind == 0) {
+            return java.util.Arrays.copyOf(real, real.length / 2);
+        }
+        if (kind == 1) {
+            byte[] junk = new byte[48];
+            Prng.of(cfg.seed, 11, seq).nextBytes(junk);
+            junk[0] = (byte) 0xff;
+            return junk;
+        }
+        Map<String, Object> header = new LinkedHashMap<>();
+        header.put("op", kind == 2 ? 1L : 7L);
+        header.put("t", "#commit");
+        byte[] h = jetstream.atproto.cbor.DagCbor.encode(header);
+        if (kind == 2) {
+            return h;
+        }
+        byte[] body = jetstream.atproto.cbor.DagCbor.encode(Map.of());
+        byte[] out = java.util.Arrays.copyOf(h, h.length + body.length);
+        System.arraycopy(body, 0, out, h.length, body.length);
+        return out;
     }
 
     static List<String> hostileHostnames() {

@@ -86,6 +86,21 @@ final class WebSocket {
         }
     }
 
+    /**
+     * Ends the TCP connection after what was sent so far, with no close frame (a relay that went
+     * away: the client sees an abnormal closure, 1006, after the last whole frame).
+     */
+    synchronized void drop() {
+        open = false;
+        try {
+            out.flush();
+            socket.shutdownOutput();
+            socket.close();
+        } catch (IOException e) {
+            abort();
+        }
+    }
+
     /** Drops the TCP connection with no close frame (a reset, as when a relay dies). */
     void abort() {
         open = false;

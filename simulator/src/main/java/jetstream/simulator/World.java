@@ -40,6 +40,7 @@ final class World {
     private final double[] mix;
     private final long permA;
     private long seq;
+    private final List<Injection> injections = new ArrayList<>();
 
     World(SimConfig cfg, Firehose firehose) {
         this.cfg = cfg;
@@ -265,6 +266,38 @@ final class World {
         return buildInitial(a).car();
     }
 
+    /**
+     * {@code car} with one byte flipped inside a record block (or, for an empty repo, inside the
+     * last block), so the block no longer hashes to its CID.
+     */
+    byte[] corrupt(Account a, byte[] car) {
+        byte[] out = car.clone();
+        int at = out.length - 2;
+        Map.Entry<String, Cid> first = records(a).firstEntry();
+        byte[] block = first == null ? null : record(a, first.getKey());
+        if (block != null) {
+            int found = indexOf(out, block);
+            if (found >= 0) {
+                at = found + block.length / 2;
+            }
+        }
+        out[at] ^= 0x55;
+        return out;
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
     /** Current records of {@code a} (empty once deleted), path → CID, in path order. */
     TreeMap<String, Cid> records(Account a) {
         RepoState s;
@@ -308,6 +341,10 @@ final class World {
     }
 
     // ---------------------------------------------------------------- live events
+
+    synchronized List<Injection> injections() {
+        return List.copyOf(injections);
+    }
 
     /** Generates the next {@code n} events and appends them to the firehose. */
     synchronized void advance(int n) {
@@ -371,7 +408,23 @@ final class World {
         List<RepoOp> ops = new ArrayList<>(nOps);
         Map<Cid, byte[]> recordBlocks = new LinkedHashMap<>();
         Set<String> touched = new HashSet<>();
-        for (int k = 0; k < nOps; k++) {
+        String badPath = null;
+        if (Faults.every(cfg.faults.invalidCollectionEvery, seq)) {
+            badPath = "app.bsky..post/" + Tids.of(micros, 1);
+            injections.add(new Injection(seq, a.did, "invalid_collection", badPath));
+        } else if (Faults.every(cfg.faults.invalidRkeyEvery, seq)) {
+            badPath = RecordFactory.POST + "/" + "x".repeat(520) + Tids.of(micros, 1);
+            injections.add(new Injection(seq, a.did, "invalid_rkey", badPath));
+        }
+        if (badPath != null) {
+            byte[] body = records.body(RecordFactory.POST, r, micros, a.index);
+            Cid cid = Cid.ofDagCbor(body);
+            s.put(badPath, body, cid);
+            recordBlocks.put(cid, body);
+            ops.add(new RepoOp("create", badPath, cid, null));
+            touched.add(badPath);
+        }
+        for (int k = badPath == null ? 0 : 1; k < nOps; k++) {
             String action = k == 0 ? firstAction : r.chance(0.8) ? "create" : "delete";
             if (!action.equals("create") && s.size() <= touched.size()) {
                 action = "create";
@@ -409,6 +462,10 @@ final class World {
             }
         }
         String rev = Tids.of(micros, 0);
+        if (Faults.every(cfg.faults.invalidRevEvery, seq)) {
+            rev = "rev-" + seq;
+            injections.add(new Injection(seq, a.did, "invalid_rev", null));
+        }
         Map<Cid, byte[]> newNodes = s.commit(a.did, rev, a.key());
         Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.blocks::get, ops, prevData);
         Map<Cid, byte[]> diff = new LinkedHashMap<>();

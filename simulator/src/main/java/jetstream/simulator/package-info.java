@@ -57,6 +57,37 @@
  * {@code {error, message}}: 400 RepoNotFound / RepoDeactivated / RepoTakendown / RecordNotFound /
  * InvalidRequest, 501 MethodNotImplemented.
  *
+ * <h2>Faults (all off by default; fields of {@link jetstream.simulator.Faults}) and what a client sees</h2>
+ * Host-selecting knobs count from the last host down (dead, then banned, idle, slow).
+ * <ul>
+ * <li>{@code hostileHosts}: listHosts also lists {@code 127.0.0.1}, {@code localhost}, private and
+ *     link-local addresses, {@code [::1]}, an overlong name, a name with a port, and others.
+ * <li>{@code deadHosts=n}: listed {@code offline}; their port refuses connections; requests routed
+ *     by Host header get the connection reset with no response.
+ * <li>{@code bannedHosts}, {@code idleHosts}: listed with that status; they still answer.
+ * <li>{@code slowHosts=n}, {@code slowMillis}: every response of those hosts comes that late.
+ * <li>{@code errorBurstEvery=n}, {@code errorBurstLength=k}, {@code errorStatus}: per PDS, requests
+ *     0..k-1 of every n answer that status with an XRPC error body.
+ * <li>{@code rateLimit=r}: past r requests in a second a PDS answers 429 RateLimitExceeded with
+ *     {@code ratelimit-limit}, {@code ratelimit-remaining: 0}, {@code ratelimit-reset} (epoch s),
+ *     {@code ratelimit-policy: r;w=1}.
+ * <li>{@code notFoundEvery=n}: every n-th account (index % n == n-1) is listed by listRepos but
+ *     getRepo/getLatestCommit answer 404 RepoNotFound.
+ * <li>{@code truncateCarEvery=n}: a 200 whose CAR stops mid-block ({@code car_truncated});
+ *     {@code abortCarEvery=n}: full Content-Length declared, half sent, connection reset (an I/O
+ *     error); {@code corruptCarEvery=n}: one byte flipped inside a record block
+ *     ({@code car_cid_mismatch}).
+ * <li>{@code disconnectEvery=n}: the relay ends each subscription after n frames without a close
+ *     frame (abnormal closure 1006); resuming from the last seq loses nothing.
+ * <li>{@code malformedFrameEvery=n}: before each event whose seq is a multiple of n an extra
+ *     undecodable frame (cut in half, garbage, header only, unknown op); seqs stay contiguous.
+ * <li>{@code invalidRevEvery}, {@code invalidCollectionEvery}, {@code invalidRkeyEvery}: commits
+ *     (seq multiple of n) signed honestly but with a non-TID rev, a record under
+ *     {@code app.bsky..post}, or a 533-character record key; each is listed in
+ *     {@link jetstream.simulator.GroundTruth#injections()} and stays in the ground truth's records.
+ * <li>{@code listHosts=false}: the relay answers listHosts 501 MethodNotImplemented.
+ * </ul>
+ *
  * <h2>World model</h2>
  * Everything derives from the seed: DIDs, keys (RFC 6979 signatures), host assignment (skewed),
  * record counts (exponential around {@code recordsMean}, plus {@code bigRepos} repos of

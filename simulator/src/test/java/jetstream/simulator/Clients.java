@@ -36,6 +36,51 @@ final class Clients {
         return new String(r.body(), java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /**
+     * Subscribes over a raw socket and reads until the server ends the connection: the payload of
+     * every data frame, then {@code null} if the stream ended with no close frame, or the close
+     * frame's payload. Sees exactly what the server wrote, unlike a client library that may drop a
+     * frame it received just before the connection broke.
+     */
+    static List<byte[]> rawSubscribe(int port, String pathAndQuery) throws IOException {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(30_000);
+            s.getOutputStream().write(("GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            int matched = 0;
+            while (matched < 4) {
+                int b = in.read();
+                if (b < 0) {
+                    throw new IOException("no upgrade response");
+                }
+                matched = (b == (matched % 2 == 0 ? '\r' : '\n')) ? matched + 1 : (b == '\r' ? 1 : 0);
+            }
+            List<byte[]> out = new ArrayList<>();
+            while (true) {
+                int b0 = in.read();
+                if (b0 < 0) {
+                    out.add(null);
+                    return out;
+                }
+                int b1 = in.readUnsignedByte();
+                long len = b1 & 0x7f;
+                if (len == 126) {
+                    len = in.readUnsignedShort();
+                } else if (len == 127) {
+                    len = in.readLong();
+                }
+                byte[] payload = new byte[(int) len];
+                in.readFully(payload);
+                out.add(payload);
+                if ((b0 & 0x0f) == 0x8) {
+                    return out;
+                }
+            }
+        }
+    }
+
     /** A subscriber: whole frames in arrival order; {@link #closed} completes with the close code (or -1 on error). */
     static final class Subscriber implements WebSocket.Listener, AutoCloseable {
         final BlockingQueue<byte[]> frames = new LinkedBlockingQueue<>();
@@ -50,6 +95,11 @@ final class Clients {
         }
 
         @Override
+        public void onOpen(WebSocket webSocket) {
+            webSocket.request(Long.MAX_VALUE);
+        }
+
+        @Override
         public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
             byte[] b = new byte[data.remaining()];
             data.get(b);
@@ -58,7 +108,6 @@ final class Clients {
                 frames.add(partial.toByteArray());
                 partial.reset();
             }
-            webSocket.request(1);
             return null;
         }
 
