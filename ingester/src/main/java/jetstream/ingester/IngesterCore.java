@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.ingester.feed.FeedServer;
@@ -30,7 +31,8 @@ import jetstream.segment.io.SegmentWriter;
 public final class IngesterCore implements AutoCloseable {
 
     public record Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
-                           SegmentWriter.Config segments, long leaseSize, long logBudgetBytes) {}
+                           SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
+                           UnaryOperator<String> pdsRoute) {}
 
     private final Settings settings;
     private final MetaStore store;
@@ -104,7 +106,7 @@ public final class IngesterCore implements AutoCloseable {
                 IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24));
                 LifecyclePhase p = phase;
                 live = new LiveConsumer(URI.create(s.relayUrl()), http, store, writer, ids, metrics, s.verify(),
-                        () -> p == LifecyclePhase.STEADY_STATE);
+                        () -> p == LifecyclePhase.STEADY_STATE, s.pdsRoute());
                 live.start();
             }
             metrics.gauge("jetstream_ingest_active_segment_bytes", writer::activeSegmentBytes);

@@ -33,7 +33,7 @@ public class IngesterService {
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes());
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity());
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());

@@ -27,7 +27,8 @@ public final class ChildIngester {
         int perBlock = Integer.parseInt(args[1]);
         int rate = Integer.parseInt(args[2]);
         IngesterCore.Settings s = new IngesterCore.Settings(data, "", "", false, true,
-                new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 2 << 20);
+                new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 2 << 20,
+                java.util.function.UnaryOperator.identity());
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {
             t.printStackTrace();
             Runtime.getRuntime().halt(70);

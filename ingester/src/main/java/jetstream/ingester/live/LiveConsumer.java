@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.Drop;
@@ -58,6 +59,8 @@ public final class LiveConsumer implements AutoCloseable {
     private final IngestMetrics metrics;
     private final boolean verify;
     private final BooleanSupplier steadyState;
+    /** Maps a DID document's PDS endpoint to the URL to dial (identity in production; tests route simulated hosts). */
+    private final UnaryOperator<String> pdsRoute;
     private final FrameDecoder decoder = new FrameDecoder();
     private final RowConverter converter = new RowConverter();
     private final UpstreamSeqGaps gaps = new UpstreamSeqGaps();
@@ -74,7 +77,7 @@ public final class LiveConsumer implements AutoCloseable {
     private volatile long connects;
 
     public LiveConsumer(URI relay, HttpClient http, MetaStore store, SteadyWriter writer, IdentityResolver identities,
-                        IngestMetrics metrics, boolean verify, BooleanSupplier steadyState) {
+                        IngestMetrics metrics, boolean verify, BooleanSupplier steadyState, UnaryOperator<String> pdsRoute) {
         String scheme = relay.getScheme();
         if (!"http".equals(scheme) && !"https".equals(scheme)) {
             throw new IllegalArgumentException("relay URL must be http:// or https://, got " + relay);
@@ -87,6 +90,7 @@ public final class LiveConsumer implements AutoCloseable {
         this.metrics = metrics;
         this.verify = verify;
         this.steadyState = steadyState;
+        this.pdsRoute = pdsRoute;
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         metrics.upstreamCursor.set(Math.max(0, cursor));
         this.thread = new Thread(this::run, "live-consumer");
@@ -313,7 +317,7 @@ public final class LiveConsumer implements AutoCloseable {
             metrics.verifierFailure("resync_unresolved");
             return List.of();
         }
-        String pds = r.doc().pdsEndpoint();
+        String pds = pdsRoute.apply(r.doc().pdsEndpoint());
         if (pds.endsWith("/")) {
             pds = pds.substring(0, pds.length() - 1);
         }
