@@ -120,8 +120,11 @@ class SimulatorComponentTest {
                     "malformed frames counted");
             assertTrue(registry.counter("jetstream_livestream_reconnects_total").count() >= EVENTS / 700 - 1,
                     "relay disconnects survived");
-            assertEquals(0, registry.find("jetstream_verifier_failures_total").counters().stream()
-                    .mapToDouble(c -> c.count()).sum(), "an honest network verifies");
+            // a #sync of a deactivated or taken-down account cannot be refetched (resync_fetch); nothing else fails
+            for (io.micrometer.core.instrument.Counter c : registry.find("jetstream_verifier_failures_total").counters()) {
+                String kind = c.getId().getTag("kind");
+                assertTrue(kind.equals("resync_fetch") || c.count() == 0, "verifier failure " + kind + " x" + c.count());
+            }
         }
     }
 
