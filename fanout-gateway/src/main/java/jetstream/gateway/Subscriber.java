@@ -48,7 +48,7 @@ public final class Subscriber {
     private boolean coldInFlight;
     private ColdReader coldReader;
     private SubscriptionFilter coldFilter;
-    private long next;
+    private volatile long next;
     private final Runnable wake = this::schedule;
 
     public Subscriber(Wire wire, boolean zstd, boolean deflate, Options options, Ring ring, ColdReplay cold,
