@@ -25,7 +25,7 @@ class PreUpgradeErrorsTest {
     @Inject
     Gateway gateway;
 
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @BeforeEach
     void setUp() {
