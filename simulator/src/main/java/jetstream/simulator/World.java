@@ -40,6 +40,7 @@ final class World {
     private final double[] mix;
     private final long permA;
     private long seq;
+    private final LiveSigner[] signers;
     private final List<Injection> injections = new ArrayList<>();
 
     World(SimConfig cfg, Firehose firehose) {
@@ -101,6 +102,11 @@ final class World {
             a += 2;
         }
         permA = Math.floorMod(a, (long) Math.max(n, 1));
+        signers = new LiveSigner[] {new LiveSigner(KeyCurve.SECP256K1, seed), new LiveSigner(KeyCurve.P256, seed)};
+    }
+
+    private LiveSigner signer(Account a) {
+        return signers[a.curve == KeyCurve.SECP256K1 ? 0 : 1];
     }
 
     private static String base32(byte[] b) {
@@ -466,8 +472,8 @@ final class World {
             rev = "rev-" + seq;
             injections.add(new Injection(seq, a.did, "invalid_rev", null));
         }
-        Map<Cid, byte[]> newNodes = s.commit(a.did, rev, a.key());
-        Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.blocks::get, ops, prevData);
+        Map<Cid, byte[]> newNodes = s.commit(a.did, rev, signer(a), a.scalar());
+        Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.trustedStore(), ops, prevData);
         Map<Cid, byte[]> diff = new LinkedHashMap<>();
         diff.put(s.commitCid, s.commitBlock);
         diff.putAll(recordBlocks);
@@ -564,7 +570,7 @@ final class World {
             s.delete(s.randomPath(r));
         }
         String rev = Tids.of(micros, 0);
-        s.commit(a.did, rev, a.key());
+        s.commit(a.did, rev, signer(a), a.scalar());
         s.collectGarbage();
         hostSeq[a.host] = seq;
         Map<String, Object> body = new LinkedHashMap<>();
