@@ -140,3 +140,15 @@ readinessProbe:
   timeoutSeconds: {{ .probes.readinessProbe.timeoutSeconds }}
   failureThreshold: {{ .probes.readinessProbe.failureThreshold }}
 {{- end -}}
+
+{{/*
+An environment value as text. Helm reads numbers from values files as float64, which would print
+8388608 as 8.388608e+06; whole numbers are printed as integers.
+*/}}
+{{- define "jetstream.envValue" -}}
+{{- if and (kindIs "float64" .) (eq . (floor .)) -}}
+{{- int64 . | toString | quote -}}
+{{- else -}}
+{{- toString . | quote -}}
+{{- end -}}
+{{- end -}}
