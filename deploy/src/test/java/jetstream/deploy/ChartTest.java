@@ -198,7 +198,12 @@ class ChartTest {
     void archiveAndGatewaysAreScheduledOntoTheIngestersNode() {
         for (Rendered r : renderings().toList()) {
             PodTemplateSpec ingester = r.all(StatefulSet.class).get(0).getSpec().getTemplate();
-            assertNull(ingester.getSpec().getAffinity());
+            // The ingester itself is only drawn (preferred, never required) to where its readers run.
+            var pref = ingester.getSpec().getAffinity().getPodAffinity();
+            assertTrue(pref.getRequiredDuringSchedulingIgnoredDuringExecution().isEmpty());
+            var term = pref.getPreferredDuringSchedulingIgnoredDuringExecution().get(0).getPodAffinityTerm();
+            assertEquals("kubernetes.io/hostname", term.getTopologyKey());
+            assertEquals(List.of("archive-server", "gateway"), term.getLabelSelector().getMatchExpressions().get(0).getValues());
             for (String component : List.of("archive-server", "gateway")) {
                 PodSpec spec = workload(r, component).getSpec();
                 List<PodAffinityTerm> terms = spec.getAffinity().getPodAffinity()
