@@ -22,8 +22,9 @@ final class Chart {
     private Chart() {}
 
     static Path root() {
+        // jetstream.root is the repository root when Maven runs from there; from inside deploy/ it is not.
         String root = System.getProperty("jetstream.root");
-        Path base = root != null ? Path.of(root) : Path.of("..");
+        Path base = root != null && Files.isDirectory(Path.of(root, "deploy/helm")) ? Path.of(root) : Path.of("..");
         return base.resolve("deploy").toAbsolutePath().normalize();
     }
 
