@@ -175,8 +175,8 @@ class ChartTest {
             PodTemplateSpec ingester = r.all(StatefulSet.class).get(0).getSpec().getTemplate();
             PodTemplateSpec archive = workload(r, "archive-server");
             PodTemplateSpec gateway = workload(r, "gateway");
-            // The ingester listens on JETSTREAM_ADDR (default :8080); the chart leaves it at its default.
-            assertProbes(ingester, 8080);
+            // The ingester listens on JETSTREAM_ADDR; the chart leaves it at the mapping's default.
+            assertProbes(ingester, ingesterDefaultPort());
             assertProbes(archive, Integer.parseInt(archiveMgmt));
             assertProbes(gateway, Integer.parseInt(gatewayHttp));
             assertEquals(Integer.parseInt(archiveHttp), port(Rendered.only(archive), "http").getContainerPort());
@@ -429,6 +429,14 @@ class ChartTest {
     }
 
     // ---- helpers ----
+
+    /** The port of IngesterConfig's {@code @WithDefault(":<port>") String addr()}. */
+    private static int ingesterDefaultPort() {
+        String src = Chart.read(Chart.repo().resolve("ingester/src/main/java/jetstream/ingester/IngesterConfig.java"));
+        var m = java.util.regex.Pattern.compile("@WithDefault\\(\":(\\d+)\"\\)\\s+String addr\\(\\)").matcher(src);
+        assertTrue(m.find(), "IngesterConfig.addr() default not found");
+        return Integer.parseInt(m.group(1));
+    }
 
     private static Set<String> names(Rendered r) {
         Set<String> out = new TreeSet<>();
