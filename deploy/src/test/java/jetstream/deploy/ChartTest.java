@@ -428,6 +428,22 @@ class ChartTest {
         assertTrue(plain.contains("port-forward svc/js-jetstream-gateway"), plain);
     }
 
+    @Test
+    void valuesSchemaRejectsMisspelledKeysAndForeignVariableNames(@TempDir Path tmp) throws IOException {
+        Map<String, String> bad = Map.of(
+                "gateway:\n  autoscalling:\n    enabled: false\n", "autoscalling",
+                "ingester:\n  env:\n    RELAY_URL: https://relay.example.org\n", "RELAY_URL",
+                "gateway:\n  autoscaling:\n    targetCPUUtilizationPercentage: 170\n", "targetCPUUtilizationPercentage",
+                "persistence:\n  mountPath: data\n", "mountPath");
+        for (var e : bad.entrySet()) {
+            Path values = tmp.resolve("bad.yaml");
+            Files.writeString(values, e.getKey());
+            IllegalStateException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> Chart.template("jetstream", "jetstream", Optional.of(values)), e.getKey());
+            assertTrue(ex.getMessage().contains(e.getValue()), ex.getMessage());
+        }
+    }
+
     // ---- helpers ----
 
     /** The port of IngesterConfig's {@code @WithDefault(":<port>") String addr()}. */
