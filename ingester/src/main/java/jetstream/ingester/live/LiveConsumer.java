@@ -138,7 +138,7 @@ public final class LiveConsumer implements AutoCloseable {
                         .buildAsync(subscribeUri(), new Listener(ended)).join();
                 connects++;
                 backoff = 100;
-                ended.join();
+                awaitEnd(socket, ended);
             } catch (RuntimeException e) {
                 // connection refused, handshake failure or a dropped stream: reconnect below
             }
@@ -155,6 +155,38 @@ public final class LiveConsumer implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for the stream to end. A relay that stops sending without closing (a half-dead TCP
+     * connection) is detected by pings: no frame and no pong for {@link #IDLE_NANOS} aborts it.
+     */
+    private void awaitEnd(WebSocket ws, CompletableFuture<Void> ended) {
+        long lastPing = System.nanoTime();
+        while (!ended.isDone() && running) {
+            try {
+                ended.get(1, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                long now = System.nanoTime();
+                if (now - lastActivity > IDLE_NANOS) {
+                    ws.abort();
+                    return;
+                }
+                if (now - lastPing > PING_NANOS) {
+                    ws.sendPing(ByteBuffer.allocate(0));
+                    lastPing = now;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                return;
+            }
+        }
+    }
+
+    private static final long PING_NANOS = 5_000_000_000L;
+    private static final long IDLE_NANOS = 15_000_000_000L;
+    private volatile long lastActivity = System.nanoTime();
+
     private final class Listener implements WebSocket.Listener {
         private final CompletableFuture<Void> ended;
         private byte[] buf = new byte[64 << 10];
@@ -166,11 +198,20 @@ public final class LiveConsumer implements AutoCloseable {
 
         @Override
         public void onOpen(WebSocket ws) {
+            lastActivity = System.nanoTime();
             ws.request(1);
         }
 
         @Override
+        public CompletionStage<?> onPong(WebSocket ws, ByteBuffer message) {
+            lastActivity = System.nanoTime();
+            ws.request(1);
+            return null;
+        }
+
+        @Override
         public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+            lastActivity = System.nanoTime();
             int n = data.remaining();
             if (len + n > buf.length) {
                 buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
