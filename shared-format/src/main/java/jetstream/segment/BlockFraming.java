@@ -1,6 +1,8 @@
 package jetstream.segment;
 
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -41,15 +43,15 @@ public final class BlockFraming {
                 while (prefix.hasRemaining()) {
                     try {
                         if (ch.read(prefix, p + prefix.position()) < 0) {
-                            throw new java.io.EOFException("file shrank during the walk at " + p);
+                            throw new EOFException("file shrank during the walk at " + p);
                         }
                     } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
+                        throw new UncheckedIOException(e);
                     }
                 }
                 return prefix.getLong(0);
             });
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             throw e.getCause();
         }
     }

@@ -2,6 +2,7 @@ package jetstream.segment;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -95,7 +96,7 @@ public final class SegmentVerifier {
                     continue;
                 }
                 byte[] did = Arrays.copyOfRange(view.buffer(), view.didOffset(i), view.didOffset(i) + dl);
-                String key = new String(did, java.nio.charset.StandardCharsets.ISO_8859_1);
+                String key = new String(did, StandardCharsets.ISO_8859_1);
                 allDids.add(key);
                 if (blockDids.add(key) && !blockBloom.mightContain(did)) {
                     return Result.failed("block " + b + " bloom misses DID " + view.did(i));

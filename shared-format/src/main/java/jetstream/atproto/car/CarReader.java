@@ -33,6 +33,7 @@ public final class CarReader {
     private final int arrayEnd;
     private final int maxBlockBytes;
     private final List<Cid> roots;
+    private final byte[] varintBytes = new byte[Varint.MAX_BYTES];
 
     private CarReader(InputStream in, byte[] array, int off, int len, int maxBlockBytes) throws IOException {
         this.in = in;
@@ -149,7 +150,7 @@ public final class CarReader {
 
     /** A frame's varint length, or -1 at a clean end (no byte left before it). */
     private long readFrameLength() throws IOException {
-        byte[] tmp = new byte[Varint.MAX_BYTES];
+        byte[] tmp = varintBytes;
         int n = 0;
         while (true) {
             int b;

@@ -291,7 +291,14 @@ public final class CborReader {
         if (aLen != bLen) {
             return aLen < bLen ? -1 : 1;
         }
-        return java.util.Arrays.compareUnsigned(a, aOff, aOff + aLen, b, bOff, bOff + bLen);
+        for (int i = 0; i < aLen; i++) {
+            int x = a[aOff + i] & 0xff;
+            int y = b[bOff + i] & 0xff;
+            if (x != y) {
+                return x - y;
+            }
+        }
+        return 0;
     }
 
     /** Reads an array header; returns the element count (never more than the bytes remaining). */

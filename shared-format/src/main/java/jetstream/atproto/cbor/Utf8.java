@@ -4,12 +4,18 @@ import jetstream.atproto.DecodeException;
 
 /** Strict UTF-8 validation (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
 public final class Utf8 {
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
     private Utf8() {}
 
     /** @throws DecodeException {@code bad_utf8} if {@code buf[off, off+len)} is not well-formed UTF-8 */
     public static void validate(byte[] buf, int off, int len) {
         int i = off;
         int end = off + len;
+        while (end - i >= 8 && ((long) LONGS.get(buf, i) & 0x8080808080808080L) == 0) {
+            i += 8;
+        }
         while (i < end) {
             int b = buf[i];
             if (b >= 0) {

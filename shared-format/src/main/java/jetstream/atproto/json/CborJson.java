@@ -154,12 +154,12 @@ public final class CborJson {
             int koff = r.lastOffset();
             if (i > 0) {
                 out.append((byte) ',');
-                if (sorted && Arrays.compareUnsigned(src, prevOff, prevOff + prevLen, src, koff, koff + klen) > 0) {
+                if (sorted && bytewise(src, prevOff, prevLen, koff, klen) > 0) {
                     sorted = false;
                 }
             }
             int segStart = out.length();
-            out.appendUtf8String(src, koff, klen);
+            out.appendCheckedUtf8String(src, koff, klen);
             out.append((byte) ':');
             if (klen == 5 && n == 4 && isBlobTypeValue(koff)) {
                 blobType = true;
@@ -267,6 +267,19 @@ public final class CborJson {
     private int compare(int base, int a, int b) {
         int ea = base + 4 * a;
         int eb = base + 4 * b;
-        return Arrays.compareUnsigned(src, entries[ea], entries[ea] + entries[ea + 1], src, entries[eb], entries[eb] + entries[eb + 1]);
+        return bytewise(src, entries[ea], entries[ea + 1], entries[eb], entries[eb + 1]);
+    }
+
+    /** Unsigned bytewise comparison of two short keys in the same buffer (a loop beats the intrinsic's setup here). */
+    private static int bytewise(byte[] b, int aOff, int aLen, int bOff, int bLen) {
+        int n = Math.min(aLen, bLen);
+        for (int i = 0; i < n; i++) {
+            int x = b[aOff + i] & 0xff;
+            int y = b[bOff + i] & 0xff;
+            if (x != y) {
+                return x - y;
+            }
+        }
+        return aLen - bLen;
     }
 }

@@ -18,6 +18,10 @@ public final class JsonBuffer {
     private static final byte[] BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".getBytes(StandardCharsets.US_ASCII);
     /** Per ASCII byte: 0 = copy as is, 'u' = \\u00XX, otherwise the character after the backslash. */
     private static final byte[] ESCAPE = new byte[128];
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    /** Bytes copied verbatim: ASCII that needs no escape. */
+    private static final boolean[] PLAIN = new boolean[256];
 
     static {
         for (int c = 0; c < 0x20; c++) {
@@ -33,6 +37,9 @@ public final class JsonBuffer {
         ESCAPE['<'] = 'u';
         ESCAPE['>'] = 'u';
         ESCAPE['&'] = 'u';
+        for (int c = 0; c < 128; c++) {
+            PLAIN[c] = ESCAPE[c] == 0;
+        }
     }
 
     private byte[] buf;
@@ -184,25 +191,43 @@ public final class JsonBuffer {
      * @throws jetstream.atproto.DecodeException {@code bad_utf8} if the bytes are not well-formed UTF-8
      */
     public JsonBuffer appendUtf8String(byte[] src, int off, int n) {
+        return appendUtf8(src, off, n, true);
+    }
+
+    /** As {@link #appendUtf8String} for bytes already checked (e.g. map keys the CBOR reader validated). */
+    JsonBuffer appendCheckedUtf8String(byte[] src, int off, int n) {
+        return appendUtf8(src, off, n, false);
+    }
+
+    private JsonBuffer appendUtf8(byte[] src, int off, int n, boolean validate) {
         ensure(n * 6 + 2);
         byte[] d = buf;
         int o = len;
         d[o++] = '"';
         int i = off;
         int end = off + n;
-        while (i < end) {
+        while (true) {
+            int runStart = i;
+            while (end - i >= 8 && allPlain((long) LONGS.get(src, i))) {
+                i += 8;
+            }
+            while (i < end && PLAIN[src[i] & 0xff]) {
+                i++;
+            }
+            if (i > runStart) {
+                System.arraycopy(src, runStart, d, o, i - runStart);
+                o += i - runStart;
+            }
+            if (i >= end) {
+                break;
+            }
             int c = src[i];
             if (c >= 0) {
-                byte e = ESCAPE[c];
-                if (e == 0) {
-                    d[o++] = (byte) c;
-                } else {
-                    o = escape(d, o, c, e);
-                }
+                o = escape(d, o, c, ESCAPE[c]);
                 i++;
                 continue;
             }
-            int next = Utf8.validateSequence(src, i, end);
+            int next = validate ? Utf8.validateSequence(src, i, end) : i + sequenceLength(c);
             if (c == (byte) 0xe2 && src[i + 1] == (byte) 0x80 && (src[i + 2] == (byte) 0xa8 || src[i + 2] == (byte) 0xa9)) {
                 o = unicodeEscape(d, o, src[i + 2] == (byte) 0xa8 ? 0x2028 : 0x2029);
             } else {
@@ -215,6 +240,34 @@ public final class JsonBuffer {
         d[o++] = '"';
         len = o;
         return this;
+    }
+
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+
+    /**
+     * Whether all 8 bytes of {@code x} are plain ASCII (no high bit, no control, none of quote,
+     * backslash, less-than, greater-than, ampersand). May answer false for a plain word (borrows),
+     * never true for one that is not, so the bytewise loop after it stays exact.
+     */
+    private static boolean allPlain(long x) {
+        long special = (x & HIGHS)
+                | ((x - 0x20 * ONES) & ~x & HIGHS)
+                | zeroByte(x ^ ('"' * ONES))
+                | zeroByte(x ^ ('\\' * ONES))
+                | zeroByte(x ^ ('<' * ONES))
+                | zeroByte(x ^ ('>' * ONES))
+                | zeroByte(x ^ ('&' * ONES));
+        return special == 0;
+    }
+
+    private static long zeroByte(long v) {
+        return (v - ONES) & ~v & HIGHS;
+    }
+
+    private static int sequenceLength(int lead) {
+        int b = lead & 0xff;
+        return b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
     }
 
     private static int escape(byte[] d, int o, int c, byte e) {

@@ -24,7 +24,7 @@ import jetstream.atproto.cid.Cid;
  * field of string type; {@code $type}, where present, is a non-empty string; a {@code $type: "blob"}
  * object has exactly {@code ref} (a link), {@code mimeType} (a string) and {@code size} (an
  * integer) besides; numbers must be integers in int64 ({@code 123.0} counts as 123); duplicate keys
- * are rejected. Failures are {@link DecodeException}s (the JSON may come from a client).
+ * and unpaired surrogate escapes are rejected. Failures are {@link DecodeException}s (the JSON may come from a client).
  */
 public final class JsonToCbor {
     private static final JsonFactory FACTORY = JsonFactory.builder()
@@ -86,7 +86,7 @@ public final class JsonToCbor {
                 return list;
             }
             case VALUE_STRING:
-                return p.getText();
+                return checkedString(p.getText());
             case VALUE_NUMBER_INT:
                 if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
                     throw new DecodeException("json_int_range", "integer outside the signed 64-bit range");
@@ -114,6 +114,21 @@ public final class JsonToCbor {
         }
     }
 
+    /** JSON escapes can spell lone surrogates, which no UTF-8 (hence no CBOR text) can hold. */
+    private static String checkedString(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                } else {
+                    throw new DecodeException("json_string", "string holds an unpaired surrogate");
+                }
+            }
+        }
+        return s;
+    }
+
     private static void checkDepth(int depth) {
         if (depth > CborReader.DEFAULT_MAX_DEPTH) {
             throw new DecodeException("json_depth", "nesting deeper than " + CborReader.DEFAULT_MAX_DEPTH);
@@ -124,7 +139,7 @@ public final class JsonToCbor {
         checkDepth(depth);
         Map<String, Object> m = new LinkedHashMap<>();
         for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
-            String key = p.currentName();
+            String key = checkedString(p.currentName());
             m.put(key, value(p, p.nextToken(), depth));
         }
         if (m.containsKey("$link")) {

@@ -102,7 +102,7 @@ class DagCborTest {
             {"c0740000", "tag 0"}, {"d82b4100", "tag 43"}, {"d9002a4100", "non-minimal tag 42"},
             {"d82a6100", "tag 42 over text"}, {"d82a4101", "tag 42 without 0x00 prefix"}, {"d82a4100", "tag 42 empty CID"},
             {"d82a5824000171122065062a5a5a00fc16d73c6944237ccbc15b1c4a723448933689 1d091741a239", "tag 42 CID with a truncated digest"},
-            {"62c328", "bad UTF-8"}, {"63eda080", "UTF-8 surrogate"}, {"62c0af", "overlong UTF-8"}, {"64f4908080", "above U+10FFFF"},
+            {"62c328", "bad UTF-8"}, {"6a6161616161616161c328", "bad UTF-8 after an ASCII word"}, {"6a616161616161616180", "stray continuation byte after an ASCII word"}, {"63eda080", "UTF-8 surrogate"}, {"62c0af", "overlong UTF-8"}, {"64f4908080", "above U+10FFFF"},
             {"5a7fffffff", "byte length beyond input"}, {"9b7fffffffffffffff", "array count beyond input"}, {"a30101", "map count beyond input"},
             {"", "empty"}, {"01 01", "trailing bytes"}, {"82 01", "truncated array"}, {"a1 6161", "map missing value"},
         };

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Seeded mutation fuzzing of every untrusted-input entry point of the data layer over the corpus
- * (repo.car, its blocks, relay frames and their CARs): only {@link DecodeException} may escape, and
+ * (repo.car, its blocks, relay frames and their CARs, and record JSON for the JSON -> CBOR path):
+ * only {@link DecodeException} may escape, and
  * whatever DAG-CBOR is accepted must re-encode to exactly the same bytes (the canonical form is
  * unique) and be accepted identically by the tree decoder, the validating skip and the JSON
  * transcoder.
@@ -57,7 +58,16 @@ class DataLayerFuzzTest {
                 carSeeds.add((byte[]) car);
             }
         }
-        assertTrue(cborSeeds.size() > 100 && carSeeds.size() > 50, "seeds: " + cborSeeds.size() + " CBOR, " + carSeeds.size() + " CAR");
+        List<byte[]> jsonSeeds = new ArrayList<>();
+        for (byte[] b : cborSeeds.subList(0, 40)) {
+            if (b.length > 0 && (b[0] & 0xe0) == 0xa0) {
+                jsonSeeds.add(CborJson.toJson(Arrays.copyOf(b, DagCbor.itemLength(b, 0, b.length))).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        jsonSeeds.add("{\"a\":[1.0e2,-0,0.5e-3,{\"$bytes\":\"AAEC\"},{\"$link\":\"bafkreiccldh766hwcnuxnf2wh6jgzepf2nlu2lvcllt63eww5p6chi4ity\"},\"\\ud83d\\ude00\\u0000\"]}"
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertTrue(cborSeeds.size() > 100 && carSeeds.size() > 50 && jsonSeeds.size() > 10,
+                "seeds: " + cborSeeds.size() + " CBOR, " + carSeeds.size() + " CAR, " + jsonSeeds.size() + " JSON");
 
         Random rnd = new Random(seed);
         long deadline = System.nanoTime() + seconds * 1_000_000_000L;
@@ -69,11 +79,11 @@ class DataLayerFuzzTest {
                 timedOut = true;
                 break;
             }
-            boolean car = rnd.nextInt(4) == 0;
-            List<byte[]> pool = car ? carSeeds : cborSeeds;
+            int target = rnd.nextInt(8);
+            List<byte[]> pool = target < 2 ? carSeeds : target == 2 ? jsonSeeds : cborSeeds;
             byte[] input = mutate(rnd, pool.get(rnd.nextInt(pool.size())), pool);
             try {
-                accepted += car ? exerciseCar(input) : exerciseCbor(input);
+                accepted += target < 2 ? exerciseCar(input) : target == 2 ? exerciseJson(input) : exerciseCbor(input);
             } catch (DecodeException expected) {
                 // the only allowed failure
             } catch (Throwable t) {
@@ -137,6 +147,13 @@ class DataLayerFuzzTest {
         }
         assertEquals(3, rejected, "an item the skip walk rejects must be rejected by every decoder");
         assertEquals(0, out.length());
+    }
+
+    /** JSON -> CBOR on client-supplied text; whatever is accepted must survive CBOR -> JSON -> CBOR. */
+    private static int exerciseJson(byte[] input) {
+        byte[] cbor = JsonToCbor.toCbor(input);
+        assertArrayEquals(cbor, JsonToCbor.toCbor(CborJson.toJson(cbor)));
+        return 1;
     }
 
     private static int exerciseCar(byte[] input) throws IOException {

@@ -140,6 +140,7 @@ class CborJsonTest {
             {"a\u2028b\u2029c", "\"a\\u2028b\\u2029c\""},
             {"back\\slash/solidus", "\"back\\\\slash/solidus\""},
             {"\u00e9\u6f22\ud83d\ude00", "\"\u00e9\u6f22\ud83d\ude00\""},
+            {"0123456789abcdef\"0123456789abcdef>01234567\u00e9abcdefgh\u2028abcdefgh&", "\"0123456789abcdef\\\"0123456789abcdef\\u003e01234567\u00e9abcdefgh\\u2028abcdefgh\\u0026\""},
         };
         int n = 0;
         for (String[] c : cases) {
@@ -167,6 +168,28 @@ class CborJsonTest {
                 + "\"n\":[-1,-9223372036854775808,9223372036854775807,true,false],"
                 + "\"v0\":{\"$link\":\"QmZULkCELmmk5XNfCgTnCyFgAVxBRBXyDHGGMVoLFLiXEN\"},\"z\":null}",
                 CborJson.toJson(DagCbor.encode(m)));
+    }
+
+    @Test
+    void jsonInputRulesBeyondTheInteropList() {
+        String[][] cases = {
+            {"{\"a\":\"\\ud800\"}", "json_string"}, {"{\"a\":1,\"a\":2}", "bad_json"}, {"{\"a\":9223372036854775808}", "json_int_range"},
+            {"{\"a\":1e400}", "json_float"}, {"{\"a\":0.5}", "json_float"}, {"{\"b\":{\"$bytes\":\"AA==\"}}", "json_bytes"},
+            {"{\"a\":1} x", "bad_json"}, {"{\"a\":", "bad_json"}, {"[]", "json_not_object"}, {"", "bad_json"},
+            {"{\"c\":{\"$link\":\"bafyreia\"}}", "bad_cid"},
+        };
+        int n = 0;
+        for (String[] c : cases) {
+            assertEquals(c[1], assertThrows(DecodeException.class, () -> JsonToCbor.toCbor(c[0]), c[0]).reason(), c[0]);
+            n++;
+        }
+        assertEquals(cases.length, n);
+        StringBuilder deep = new StringBuilder("{\"a\":");
+        for (int i = 0; i < 100; i++) {
+            deep.append('[');
+        }
+        assertThrows(DecodeException.class, () -> JsonToCbor.toCbor(deep.toString()));
+        assertArrayEquals(DagCbor.encode(Map.of("a", 15L, "b", "\ud83d\ude00")), JsonToCbor.toCbor("{\"b\":\"\\ud83d\\ude00\",\"a\":1.5e1}"));
     }
 
     @Test
