@@ -15,6 +15,7 @@ final class Account {
     /** The materialised repository, or null while it equals the seed-generated initial one (or is deleted). */
     RepoState repo;
     private PrivateKey key;
+    private java.math.BigInteger scalar;
     private final byte[] keySeed;
 
     Account(int index, String did, int host, KeyCurve curve, String handle, byte[] keySeed) {
@@ -31,6 +32,14 @@ final class Account {
     }
 
     /** Derived on first use: point multiplication for 100 000 accounts is too slow to do up front. */
+    /** The private scalar, for {@link LiveSigner}. */
+    synchronized java.math.BigInteger scalar() {
+        if (scalar == null) {
+            scalar = new java.math.BigInteger(1, key().toBytes());
+        }
+        return scalar;
+    }
+
     synchronized PrivateKey key() {
         if (key == null) {
             byte[] scalar = keySeed.clone();

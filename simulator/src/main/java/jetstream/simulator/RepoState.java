@@ -76,14 +76,48 @@ final class RepoState {
 
     /** Hashes the changed nodes (returned, and kept) and signs a new head commit at {@code newRev}. */
     Map<Cid, byte[]> commit(String did, String newRev, PrivateKey key) {
+        Map<Cid, byte[]> newNodes = hash();
+        setHead(Commit.sign(did, data, newRev, null, key));
+        return newNodes;
+    }
+
+    /** As {@link #commit(String, String, PrivateKey)}, signed by the live stream's signer. */
+    Map<Cid, byte[]> commit(String did, String newRev, LiveSigner signer, java.math.BigInteger scalar) {
+        Map<Cid, byte[]> newNodes = hash();
+        setHead(signer.commit(did, data, newRev, scalar));
+        return newNodes;
+    }
+
+    private Map<Cid, byte[]> hash() {
         Map<Cid, byte[]> newNodes = new HashMap<>();
         data = tree.rootCid(newNodes);
         blocks.putAll(newNodes);
-        Commit c = Commit.sign(did, data, newRev, null, key);
+        return newNodes;
+    }
+
+    private void setHead(Commit c) {
         commitBlock = c.encode();
         commitCid = Cid.ofDagCbor(commitBlock);
-        rev = newRev;
-        return newNodes;
+        rev = c.rev();
+    }
+
+    /** The blocks as an MST block store that trusts them (they were hashed when stored). */
+    jetstream.atproto.mst.BlockStore trustedStore() {
+        return new jetstream.atproto.mst.BlockStore() {
+            @Override
+            public byte[] get(Cid cid) {
+                return blocks.get(cid);
+            }
+
+            @Override
+            public MstNode node(Cid cid) {
+                byte[] b = blocks.get(cid);
+                if (b == null) {
+                    throw new IllegalStateException("MST node " + cid + " missing from the repository");
+                }
+                return MstNode.decode(b);
+            }
+        };
     }
 
     /** Drops blocks the current tree no longer reaches, once garbage has grown past the live set. */

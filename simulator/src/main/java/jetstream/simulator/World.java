@@ -40,6 +40,8 @@ final class World {
     private final double[] mix;
     private final long permA;
     private long seq;
+    private int materialized;
+    private final LiveSigner[] signers;
     private final List<Injection> injections = new ArrayList<>();
 
     World(SimConfig cfg, Firehose firehose) {
@@ -101,6 +103,11 @@ final class World {
             a += 2;
         }
         permA = Math.floorMod(a, (long) Math.max(n, 1));
+        signers = new LiveSigner[] {new LiveSigner(KeyCurve.SECP256K1, seed), new LiveSigner(KeyCurve.P256, seed)};
+    }
+
+    private LiveSigner signer(Account a) {
+        return signers[a.curve == KeyCurve.SECP256K1 ? 0 : 1];
     }
 
     private static String base32(byte[] b) {
@@ -230,8 +237,14 @@ final class World {
     private RepoState materialize(Account a) {
         if (a.repo == null) {
             a.repo = buildInitial(a);
+            materialized++;
         }
         return a.repo;
+    }
+
+    /** How many repositories are held in memory (touched by a live event and not deleted since). */
+    synchronized int materialized() {
+        return materialized;
     }
 
     /** A snapshot of the account's head: {commit CID, rev}; builds the initial repo once to learn its CID. */
@@ -383,8 +396,9 @@ final class World {
     /** A skewed pick (a few accounts are very busy) among active accounts. */
     private Account pickActive(Prng r) {
         int n = accounts.length;
+        int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
         for (int attempt = 0; attempt < 64; attempt++) {
-            int rank = (int) Math.min(n - 1, Math.floor(n * Math.pow(r.nextDouble(), 2.5)));
+            int rank = (int) Math.min(ranks - 1, Math.floor(ranks * Math.pow(r.nextDouble(), 2.5)));
             Account a = accounts[(int) ((rank * permA) % n)];
             if (a.active()) {
                 return a;
@@ -466,8 +480,8 @@ final class World {
             rev = "rev-" + seq;
             injections.add(new Injection(seq, a.did, "invalid_rev", null));
         }
-        Map<Cid, byte[]> newNodes = s.commit(a.did, rev, a.key());
-        Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.blocks::get, ops, prevData);
+        Map<Cid, byte[]> newNodes = s.commit(a.did, rev, signer(a), a.scalar());
+        Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.trustedStore(), ops, prevData);
         Map<Cid, byte[]> diff = new LinkedHashMap<>();
         diff.put(s.commitCid, s.commitBlock);
         diff.putAll(recordBlocks);
@@ -532,8 +546,9 @@ final class World {
         } else if (a.status.equals("takendown")) {
             a.status = u < 0.5 ? null : "takendown";
         }
-        if ("deleted".equals(a.status)) {
+        if ("deleted".equals(a.status) && a.repo != null) {
             a.repo = null;
+            materialized--;
         }
         hostSeq[a.host] = seq;
         Map<String, Object> body = new LinkedHashMap<>();
@@ -564,7 +579,7 @@ final class World {
             s.delete(s.randomPath(r));
         }
         String rev = Tids.of(micros, 0);
-        s.commit(a.did, rev, a.key());
+        s.commit(a.did, rev, signer(a), a.scalar());
         s.collectGarbage();
         hostSeq[a.host] = seq;
         Map<String, Object> body = new LinkedHashMap<>();
