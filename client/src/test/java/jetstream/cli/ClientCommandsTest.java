@@ -66,7 +66,7 @@ class ClientCommandsTest {
     @Test
     void backfillSnapshotWritesEveryArchivedEventAndPlainProgressLines() {
         Run r = run("backfill", "--host", server.host(), "--snapshot-only", "--since-seq", "0", "--before-seq", "300",
-                "--progress-every", "0.001");
+                "--progress-every", "0.05");
         assertEquals(0, r.exit, r.err);
         assertEquals(300, r.out.size());
         for (int i = 0; i < 300; i++) {
