@@ -195,19 +195,21 @@ public final class ActiveSegment implements Closeable {
     }
 
     /**
-     * A seal writes the footer before the header, so a crash between them leaves a footer after the
-     * blocks of a still-active file. Its block index starts with entry 0, whose offset (256) reads
-     * as a length prefix; it is recognised by every entry matching the frames walked before it.
+     * A seal writes the footer before the header, so a crash between them leaves a (possibly partly
+     * written) footer after the blocks of a still-active file. Its block index starts with entry 0,
+     * whose offset (256) reads as a length prefix; it is recognised by every entry present matching
+     * the frames walked before it (a complete 256-byte "frame" always holds at least five).
      */
     private static boolean isInterruptedSealFooter(FileChannel ch, BlockFraming.Scan walk, int at, long fileSize)
             throws IOException {
         long start = walk.offsets()[at];
-        if (at == 0 || fileSize - start < (long) at * INDEX_ENTRY_SIZE) {
+        int present = (int) Math.min(at, (fileSize - start) / INDEX_ENTRY_SIZE);
+        if (present == 0) {
             return false;
         }
-        ByteBuffer entries = ByteBuffer.allocate(at * INDEX_ENTRY_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer entries = ByteBuffer.allocate(present * INDEX_ENTRY_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         Channels.readFully(ch, entries, start);
-        for (int j = 0; j < at; j++) {
+        for (int j = 0; j < present; j++) {
             int e = j * INDEX_ENTRY_SIZE;
             if (entries.getLong(e) != walk.offsets()[j] || Integer.toUnsignedLong(entries.getInt(e + 8)) != walk.frameLengths()[j]) {
                 return false;

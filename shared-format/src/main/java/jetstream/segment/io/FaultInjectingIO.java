@@ -28,10 +28,19 @@ public final class FaultInjectingIO implements SegmentIO {
 
     private record Rule(long atCall, Fault fault) {}
 
-    private final SegmentIO delegate = SegmentIO.PRODUCTION;
+    private final SegmentIO delegate;
     private final Map<Op, Long> calls = new EnumMap<>(Op.class);
     private final Map<Op, List<Rule>> rules = new EnumMap<>(Op.class);
     private final List<String> log = new ArrayList<>();
+
+    public FaultInjectingIO() {
+        this(SegmentIO.PRODUCTION);
+    }
+
+    /** Passes calls that do not fail to {@code delegate}. */
+    public FaultInjectingIO(SegmentIO delegate) {
+        this.delegate = delegate;
+    }
 
     /** Fails the {@code nth} (1-based) call of {@code op} made from now on. */
     public synchronized FaultInjectingIO failOn(Op op, int nth, Fault fault) {

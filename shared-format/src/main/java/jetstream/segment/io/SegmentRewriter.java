@@ -15,6 +15,7 @@ import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
 import jetstream.segment.FooterBuilder;
 import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
 
 /**
@@ -234,8 +235,8 @@ public final class SegmentRewriter {
     /** Copies {@code [0, end)} of the original (header region placeholder and unchanged blocks). */
     private static void copyRegion(FileChannel ch, long end, TmpRewrite tmp) throws IOException {
         byte[] buf = new byte[1 << 20];
-        tmp.append(new byte[256], 0, 256);
-        for (long p = 256; p < end; ) {
+        tmp.append(new byte[SegmentLimits.HEADER_SIZE], 0, SegmentLimits.HEADER_SIZE);
+        for (long p = SegmentLimits.HEADER_SIZE; p < end; ) {
             int n = (int) Math.min(buf.length, end - p);
             Channels.readFully(ch, ByteBuffer.wrap(buf, 0, n), p);
             tmp.append(buf, 0, n);

@@ -276,10 +276,11 @@ public final class SegmentWriter implements Closeable {
         return out[0];
     }
 
+    /** Runs a step that touches the file; any failure (I/O or a corrupt frame met while sealing) latches. */
     private void guard(Runnable step) {
         try {
             step.run();
-        } catch (SegmentPersistenceException e) {
+        } catch (RuntimeException e) {
             failure = e;
             throw e;
         }

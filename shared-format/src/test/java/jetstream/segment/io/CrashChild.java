@@ -32,7 +32,9 @@ public final class CrashChild {
                 System.out.flush();
             }
         };
-        SegmentWriter.Config config = new SegmentWriter.Config(1 + random.nextInt(64), maxSegmentBytes, Duration.ZERO);
+        // Small blocks put kills between fsyncs and inside seals; large ones inside a long positional write.
+        int perBlock = random.nextBoolean() ? 1 + random.nextInt(64) : 256 + random.nextInt(2048);
+        SegmentWriter.Config config = new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ZERO);
         SegmentWriter w = SegmentWriter.open(SegmentIO.PRODUCTION, dir, config, System::nanoTime, listener);
         long seq = w.lastSeq() + 1;
         System.out.println("ready " + seq + " ok");

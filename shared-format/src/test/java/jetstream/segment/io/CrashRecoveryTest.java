@@ -40,7 +40,7 @@ class CrashRecoveryTest {
         while (done < runs && System.nanoTime() < deadline) {
             Path dir = Files.createDirectory(tmp.resolve("run" + done));
             long seed = random.nextLong();
-            long maxSegmentBytes = 4096 + random.nextInt(60_000);
+            long maxSegmentBytes = 4096 + random.nextInt(400_000);
             ChildRun child = runAndKill(dir, seed, maxSegmentBytes, random.nextInt(400));
             blocksReported += child.durable.size();
             RecoveryOutcome r = recoverAndCheck(dir, child, "run " + done + " seed " + seed);

@@ -187,23 +187,66 @@ class SegmentSealerTest {
     /** Any cut of a footer left by an interrupted seal resumes to exactly the blocks. */
     @Test
     void everyTruncationOfAnInterruptedSealFooterResumes() throws Exception {
-        Path p = dir.resolve(SegmentName.format(0));
-        byte[] active = activeFile(p);
+        everyFooterCut(3, 10, Integer.MAX_VALUE);
+        // Enough blocks that a cut can hold the 256-byte "frame" but not the whole block index.
+        everyFooterCut(14, 1, 14 * 52 + 64);
+    }
+
+    private void everyFooterCut(int blocks, int rowsPerBlock, int maxCut) throws Exception {
+        Path p = dir.resolve(SegmentName.format(blocks));
+        try (ActiveSegment seg = ActiveSegment.create(SegmentIO.PRODUCTION, p)) {
+            for (int b = 0; b < blocks; b++) {
+                BlockBuilder rows = new BlockBuilder();
+                for (int i = 1; i <= rowsPerBlock; i++) {
+                    Rows.add(rows, (long) b * rowsPerBlock + i);
+                }
+                seg.appendBlock(rows, zstd);
+            }
+        }
+        byte[] active = Files.readAllBytes(p);
         byte[] footer;
         try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
             footer = SegmentSealer.buildFooter(ch, p, active.length, zstd).footerBytes();
         }
         int cases = 0;
-        for (int cut = 0; cut <= footer.length; cut++) {
-            byte[] file = java.util.Arrays.copyOf(active, active.length + cut);
-            System.arraycopy(footer, 0, file, active.length, cut);
-            Files.write(p, file);
+        int last = Math.min(footer.length, maxCut);
+        for (int cut = 0; cut <= last; cut++) {
+            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+                ch.truncate(active.length);
+                ch.write(ByteBuffer.wrap(footer, 0, cut), active.length);
+            }
             try (ActiveSegment seg = ActiveSegment.resume(NoSyncIO.INSTANCE, p, zstd)) {
-                assertEquals(active.length, seg.size(), "cut " + cut);
-                assertEquals(30, seg.eventCount(), "cut " + cut);
+                assertEquals(active.length, seg.size(), blocks + " blocks, cut " + cut);
+                assertEquals((long) blocks * rowsPerBlock, seg.eventCount(), "cut " + cut);
             }
             cases++;
         }
-        assertEquals(footer.length + 1, cases);
+        assertEquals(last + 1, cases);
+        assertTrue(last > 264, "cuts must reach past the first 256-byte pseudo-frame");
+    }
+
+    /** Facts §1.3: the seal walk stops at the first block that decodes to zero events. */
+    @Test
+    void sealWalkStopsAtTheFirstEmptyBlock() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        byte[] empty = zstd.compress(new byte[4], 0, 4);
+        ByteBuffer framed = ByteBuffer.allocate(8 + empty.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        framed.putLong(empty.length).put(empty).flip();
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+            ch.write(framed, active.length);
+        }
+        SegmentSealer.Result r;
+        try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            assertEquals(4, seg.blockCount());
+            BlockBuilder later = new BlockBuilder();
+            Rows.add(later, 31);
+            seg.appendBlock(later, zstd);
+            r = SegmentSealer.seal(seg, zstd);
+        }
+        assertEquals(3, r.header().blockCount());
+        assertEquals(30, r.header().eventCount());
+        assertEquals(30, r.header().maxSeq());
+        assertEquals(3, SegmentReader.open(p).blockCount());
     }
 }
