@@ -146,7 +146,8 @@ final class Xrpc {
     }
 
     HttpRequest.Builder request(URI uri, boolean authed) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(5));
+        // No answer (status line and headers) within the stall timeout counts as a stalled request too.
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMillis(stallMs));
         if (authed && apiKey != null) {
             b.header("Authorization", "Bearer " + apiKey);
         }
