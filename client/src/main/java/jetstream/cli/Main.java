@@ -33,6 +33,12 @@ public final class Main {
                 "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
         register("verify", "verify <segment-file|dir>...",
                 "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
+        register("subscribe", ClientCommands.SUBSCRIBE_USAGE,
+                "stream events as v2 JSON lines: live, from a cursor, or archive-then-live", args -> ClientCommands.system().subscribe(args));
+        register("backfill", ClientCommands.BACKFILL_USAGE,
+                "download the archive for a filter (then follow live unless --snapshot-only)", args -> ClientCommands.system().backfill(args));
+        register("plan", ClientCommands.PLAN_USAGE,
+                "print the planSnapshot work units (one JSON line per segment entry)", args -> ClientCommands.system().plan(args));
     }
 
     private static void register(String name, String usage, String summary, Command command) {
@@ -74,6 +80,8 @@ public final class Main {
         for (Entry e : COMMANDS.values()) {
             out.printf("  %-40s %s%n", e.usage, e.summary);
         }
+        out.println();
+        out.println("  " + ClientCommands.FILTERS);
     }
 
     /** Thrown by a command whose arguments are wrong; the launcher prints its usage line. */
