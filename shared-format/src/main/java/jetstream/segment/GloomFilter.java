@@ -129,6 +129,83 @@ public final class GloomFilter {
         return true;
     }
 
+    /**
+     * A key's XXH3-128 hash reduced to what probing needs, so a key looked up in many filters (the
+     * planner's DIDs against every segment and block bloom) is hashed once.
+     */
+    public record Probe(long hi, int intra) {
+        public static Probe of(byte[] key) {
+            HashValue128 h = XXH3_128.hashBytesTo128Bits(key, 0, key.length);
+            return new Probe(h.getMostSignificantBits(), intraHash(h.getLeastSignificantBits()));
+        }
+    }
+
+    /** As {@link #mightContain(byte[])} for a pre-hashed key. */
+    public boolean mightContain(Probe p) {
+        int base = blockIndex(p.hi()) * 8;
+        for (int i = 0; i < k; i++) {
+            int pos = partOffset[i] + Integer.remainderUnsigned(p.intra(), partSize[i]);
+            if ((words[base + (pos >>> 6)] & (1L << (pos & 63))) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Probes a serialized filter in place, without parsing it into words: resident blooms stay in
+     * their on-disk bytes. The bytes must have passed {@link #isValidSerialized} once.
+     */
+    public static boolean mightContainSerialized(byte[] src, int off, Probe p) {
+        int k = src[off + 1] & 0xFF;
+        long nb = Le.i64(src, off + 5);
+        int[] parts = PARTITIONS[k];
+        long block = Math.multiplyHigh(p.hi(), nb) + ((p.hi() >> 63) & nb);
+        int base = off + HEADER_SIZE + (int) block * BLOCK_BYTES;
+        int partStart = 0;
+        for (int i = 0; i < k; i++) {
+            int pos = partStart + Integer.remainderUnsigned(p.intra(), parts[i]);
+            if ((src[base + (pos >>> 3)] & (1 << (pos & 7))) == 0) {
+                return false;
+            }
+            partStart += parts[i];
+        }
+        return true;
+    }
+
+    /** True when {@code src[off, off+len)} would {@link #deserialize} without error. */
+    public static boolean isValidSerialized(byte[] src, int off, int len) {
+        return checkSerialized(src, off, len) == null;
+    }
+
+    /** The reason the bytes are not a valid filter, or null. */
+    private static String checkSerialized(byte[] src, int off, int len) {
+        if (len < HEADER_SIZE + TRAILER_SIZE) {
+            return "bloom filter of " + len + " bytes is shorter than its header";
+        }
+        if (src[off] != FORMAT_VERSION) {
+            return "bloom filter version " + (src[off] & 0xFF);
+        }
+        long k = Le.u32(src, off + 1);
+        if (k < MIN_K || k > MAX_K) {
+            return "bloom filter k " + k + " outside 3..17";
+        }
+        long nb = Le.i64(src, off + 5);
+        if (nb < 1 || nb > MAX_BLOCKS) {
+            return "bloom filter block count " + Long.toUnsignedString(nb);
+        }
+        if (len != HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) {
+            return "bloom filter of " + len + " bytes, expected "
+                    + (HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) + " for " + nb + " blocks";
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(src, off, len - TRAILER_SIZE);
+        if ((int) crc.getValue() != Le.i32(src, off + len - TRAILER_SIZE)) {
+            return "bloom filter CRC32C mismatch";
+        }
+        return null;
+    }
+
     /** High 64 bits of the unsigned product {@code hi × numBlocks}: a bias-free range reduction. */
     private int blockIndex(long hi) {
         long nb = numBlocks;
@@ -173,29 +250,12 @@ public final class GloomFilter {
      * @throws SegmentException CORRUPT_SEGMENT otherwise
      */
     public static GloomFilter deserialize(byte[] src, int off, int len) {
-        if (len < HEADER_SIZE + TRAILER_SIZE) {
-            throw SegmentException.corrupt("bloom filter of " + len + " bytes is shorter than its header");
-        }
-        if (src[off] != FORMAT_VERSION) {
-            throw SegmentException.corrupt("bloom filter version " + (src[off] & 0xFF));
+        String problem = checkSerialized(src, off, len);
+        if (problem != null) {
+            throw SegmentException.corrupt(problem);
         }
         long k = Le.u32(src, off + 1);
-        if (k < MIN_K || k > MAX_K) {
-            throw SegmentException.corrupt("bloom filter k " + k + " outside 3..17");
-        }
         long nb = Le.i64(src, off + 5);
-        if (nb < 1 || nb > MAX_BLOCKS) {
-            throw SegmentException.corrupt("bloom filter block count " + Long.toUnsignedString(nb));
-        }
-        if (len != HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) {
-            throw SegmentException.corrupt("bloom filter of " + len + " bytes, expected "
-                    + (HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) + " for " + nb + " blocks");
-        }
-        CRC32C crc = new CRC32C();
-        crc.update(src, off, len - TRAILER_SIZE);
-        if ((int) crc.getValue() != Le.i32(src, off + len - TRAILER_SIZE)) {
-            throw SegmentException.corrupt("bloom filter CRC32C mismatch");
-        }
         GloomFilter f = new GloomFilter(nb, (int) k);
         f.count = Le.i64(src, off + 13);
         int p = off + HEADER_SIZE;

@@ -1,0 +1,49 @@
+package jetstream.archive;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+/**
+ * The archive-server's flags (facts §8.2 names, env twins {@code JETSTREAM_*}) plus its own:
+ * {@code JETSTREAM_ARCHIVE_STANDALONE} and {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL}.
+ */
+@ConfigMapping(prefix = "jetstream")
+public interface ArchiveConfig {
+    @WithDefault("./data")
+    String dataDir();
+
+    /** 0 = no fixed lifetime; see {@link CachePolicy}. */
+    @WithDefault("0s")
+    Duration segmentCacheMaxAge();
+
+    @WithDefault("5m")
+    Duration compactionCacheGrace();
+
+    @WithDefault("10000")
+    int planMaxDids();
+
+    @WithDefault("100")
+    int planMaxCollections();
+
+    @WithDefault("100000")
+    int planMaxEntries();
+
+    @WithDefault("0.75")
+    double planWholeSegmentThreshold();
+
+    Archive archive();
+
+    interface Archive {
+        /**
+         * Serve {@code <data-dir>/segments} as a finished archive without an ingester feed (phase is
+         * taken as steady_state): tests, CDN seeding, read-only mirrors.
+         */
+        @WithDefault("false")
+        boolean standalone();
+
+        /** Safety-net directory rescan period (the feed's sealed/rewritten notices are the fast path). */
+        @WithDefault("30s")
+        Duration rescanInterval();
+    }
+}

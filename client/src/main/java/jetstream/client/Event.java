@@ -1,0 +1,249 @@
+package jetstream.client;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import jetstream.atproto.cid.Cid;
+import jetstream.atproto.json.CborJson;
+import jetstream.atproto.json.JsonBuffer;
+import jetstream.atproto.json.JsonToCbor;
+import jetstream.wire.V2Json;
+import jetstream.wire.WireEvent;
+
+/**
+ * One delivered event, from the archive (a row of a downloaded block) or from the live tail (a v2
+ * {@code subscribeEvents} message). Immutable. Archive events keep their stored CBOR payload as a
+ * slice of the block body they came from (never copied); live events keep their payload JSON.
+ * Every event renders to the same v2 payload JSON with {@link #toJson()}.
+ */
+public final class Event {
+    /** The four event kinds of the v2 wire. */
+    public enum Kind {
+        COMMIT, IDENTITY, ACCOUNT, SYNC;
+
+        /** Lowercase wire name. */
+        public String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    private static final ThreadLocal<V2Json> V2 = ThreadLocal.withInitial(V2Json::new);
+    private static final ThreadLocal<CborJson> RECORD = ThreadLocal.withInitial(CborJson::new);
+
+    private final long seq;
+    private final long timeMicros;
+    private final int storedKind;
+    private final String did;
+    private final String collection;
+    private final String rkey;
+    private final String rev;
+    /** Archive: the stored CBOR payload slice. Null for live events. */
+    private final byte[] cbor;
+    private final int cborOff;
+    private final int cborLen;
+    /** Live: the payload object's JSON text, and the record's offsets inside it (-1 when absent). */
+    private final byte[] json;
+    private final int recordOff;
+    private final int recordLen;
+    private volatile String cid;
+    private volatile String recordJson;
+
+    private Event(long seq, long timeMicros, int storedKind, String did, String collection, String rkey, String rev,
+                  byte[] cbor, int cborOff, int cborLen, byte[] json, int recordOff, int recordLen, String cid) {
+        this.seq = seq;
+        this.timeMicros = timeMicros;
+        this.storedKind = storedKind;
+        this.did = did;
+        this.collection = collection;
+        this.rkey = rkey;
+        this.rev = rev;
+        this.cbor = cbor;
+        this.cborOff = cborOff;
+        this.cborLen = cborLen;
+        this.json = json;
+        this.recordOff = recordOff;
+        this.recordLen = recordLen;
+        this.cid = cid;
+    }
+
+    /** An archive row; {@code payload[off, off+len)} must never change afterwards. */
+    static Event archived(long seq, long timeMicros, int storedKind, String did, String collection, String rkey,
+                          String rev, byte[] payload, int off, int len) {
+        return new Event(seq, timeMicros, storedKind, did, collection, rkey, rev, payload, off, len, null, -1, 0, null);
+    }
+
+    static Event live(long seq, long timeMicros, int storedKind, String did, String collection, String rkey, String rev,
+                      byte[] payloadJson, int recordOff, int recordLen, String cid) {
+        return new Event(seq, timeMicros, storedKind, did, collection, rkey, rev, null, 0, 0, payloadJson, recordOff,
+                recordLen, cid);
+    }
+
+    /** Jetstream seq: the cursor of this event. */
+    public long seq() {
+        return seq;
+    }
+
+    /** Display time in µs since the epoch. */
+    public long timeMicros() {
+        return timeMicros;
+    }
+
+    public Instant time() {
+        return Instant.ofEpochSecond(Math.floorDiv(timeMicros, 1_000_000L), Math.floorMod(timeMicros, 1_000_000L) * 1000L);
+    }
+
+    public Kind kind() {
+        return switch (storedKind) {
+            case 4 -> Kind.IDENTITY;
+            case 5 -> Kind.ACCOUNT;
+            case 6 -> Kind.SYNC;
+            default -> Kind.COMMIT;
+        };
+    }
+
+    /**
+     * The stored kind byte (facts §2.3): 1 create, 2 update, 3 delete, 4 identity, 5 account, 6 sync,
+     * 7 resync-create. Live events report 1 for every create (the wire shows kind 7 as create).
+     */
+    public int storedKind() {
+        return storedKind;
+    }
+
+    public boolean fromArchive() {
+        return cbor != null;
+    }
+
+    public String did() {
+        return did;
+    }
+
+    /** Commit events: the collection NSID; empty for other kinds. */
+    public String collection() {
+        return collection;
+    }
+
+    public String rkey() {
+        return rkey;
+    }
+
+    public String rev() {
+        return rev;
+    }
+
+    /** {@code create}, {@code update} or {@code delete}; null for non-commit events. */
+    public String operation() {
+        return switch (storedKind) {
+            case 1, 7 -> "create";
+            case 2 -> "update";
+            case 3 -> "delete";
+            default -> null;
+        };
+    }
+
+    /** Whether this commit event carries a record (create, update, resync-create). */
+    public boolean hasRecord() {
+        return storedKind == 1 || storedKind == 2 || storedKind == 7;
+    }
+
+    /** The record's CID string, computed on first use for archive events; null without a record. */
+    public String cid() {
+        if (!hasRecord()) {
+            return null;
+        }
+        String c = cid;
+        if (c == null && cbor != null) {
+            c = Cid.dagCborString(cbor, cborOff, cborLen);
+            cid = c;
+        }
+        return c;
+    }
+
+    /**
+     * The record as DAG-CBOR (a copy). Archive events give the stored bytes; live events convert the
+     * wire's record JSON back. Null without a record.
+     */
+    public byte[] recordCbor() {
+        if (!hasRecord()) {
+            return null;
+        }
+        if (cbor != null) {
+            return Arrays.copyOfRange(cbor, cborOff, cborOff + cborLen);
+        }
+        return JsonToCbor.toCbor(Arrays.copyOfRange(json, recordOff, recordOff + recordLen));
+    }
+
+    /** The record as JSON (the wire rendering); null without a record. */
+    public String recordJson() {
+        if (!hasRecord()) {
+            return null;
+        }
+        String r = recordJson;
+        if (r == null) {
+            if (cbor != null) {
+                JsonBuffer b = new JsonBuffer(cborLen * 2 + 16);
+                RECORD.get().writeRecord(cbor, cborOff, cborLen, b);
+                r = b.toString();
+            } else {
+                r = new String(json, recordOff, recordLen, StandardCharsets.UTF_8);
+            }
+            recordJson = r;
+        }
+        return r;
+    }
+
+    /**
+     * The stored payload bytes of an archive event without copying: record CBOR for commits, the
+     * upstream CBOR body for identity/account/sync. Null for live events.
+     */
+    public byte[] payloadArray() {
+        return cbor;
+    }
+
+    public int payloadOffset() {
+        return cborOff;
+    }
+
+    public int payloadLength() {
+        return cborLen;
+    }
+
+    /** Precomputes what the options ask the decode workers to (JSON, CID) off the consumer thread. */
+    void warm(boolean rawRecords, boolean cids) {
+        if (!rawRecords) {
+            recordJson();
+        }
+        if (!rawRecords || cids) {
+            cid();
+        }
+    }
+
+    /** The v2 {@code subscribeEvents} payload object of this event (facts §7.5). */
+    public String toJson() {
+        return new String(toJsonBytes(), StandardCharsets.UTF_8);
+    }
+
+    public byte[] toJsonBytes() {
+        if (json != null) {
+            return json.clone();
+        }
+        JsonBuffer b = new JsonBuffer(cborLen * 2 + 256);
+        WireEvent w = new WireEvent().set(seq, timeMicros, storedKind, did, collection, rkey, rev, cbor, cborOff, cborLen);
+        V2.get().writePayload(w, b);
+        return b.toByteArray();
+    }
+
+    /** Appends the payload JSON to {@code out} without an intermediate copy. */
+    public void writeJson(JsonBuffer out, WireEvent scratch, V2Json v2) {
+        if (json != null) {
+            out.append(json, 0, json.length);
+            return;
+        }
+        v2.writePayload(scratch.set(seq, timeMicros, storedKind, did, collection, rkey, rev, cbor, cborOff, cborLen), out);
+    }
+
+    @Override
+    public String toString() {
+        return "Event{seq=" + seq + ", kind=" + kind().wireName() + ", did=" + did
+                + (kind() == Kind.COMMIT ? ", " + operation() + " " + collection + "/" + rkey : "") + "}";
+    }
+}

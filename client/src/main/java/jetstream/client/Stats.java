@@ -1,0 +1,10 @@
+package jetstream.client;
+
+/**
+ * A snapshot of a client's progress. {@code sealedTip} is the pinned S of the current sweep,
+ * {@code plannedThrough} the last page's plannedThroughSeq, {@code residualGap} the seqs between the
+ * cutover cursor and the first live event (filtered-out events included), -1 before the first one.
+ */
+public record Stats(long pages, long sealedTip, long plannedThrough, long residualGap, long segments, long blocks,
+                    long bytes, long events, long liveEvents, long duplicatesDropped, long retries,
+                    long plannedUnits, long doneUnits, long lastSeq) {}

@@ -1,0 +1,77 @@
+package jetstream.gateway;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+
+import jetstream.atproto.DecodeException;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.replay.BlockCache;
+import jetstream.replay.ColdReader;
+import jetstream.replay.SegmentCatalog;
+import jetstream.replay.VacancySet;
+
+/**
+ * Cold replay for subscribers whose position is below the ring floor: segment reads and event
+ * rendering run on a worker pool (never on a connection's event loop); results come back as
+ * rendered events plus the next seq to read.
+ */
+public final class ColdReplay {
+    /** A batch read from segments: matching events and where the scan stopped. */
+    public record Batch(List<GatewayEvent> events, long next, int scanned) {}
+
+    private static final ThreadLocal<EventEncoder> ENCODER = ThreadLocal.withInitial(EventEncoder::new);
+
+    private final SegmentCatalog catalog;
+    private final BlockCache cache;
+    private final VacancySet vacancies;
+    private final Executor executor;
+
+    public ColdReplay(SegmentCatalog catalog, BlockCache cache, VacancySet vacancies, Executor executor) {
+        this.catalog = catalog;
+        this.cache = cache;
+        this.vacancies = vacancies;
+        this.executor = executor;
+    }
+
+    public SegmentCatalog catalog() {
+        return catalog;
+    }
+
+    public VacancySet vacancies() {
+        return vacancies;
+    }
+
+    public ColdReader newReader(SubscriptionFilter filter) {
+        return new ColdReader(catalog, cache, vacancies, filter);
+    }
+
+    /**
+     * Reads rows in {@code [from, until)} matching {@code filter} on a worker thread. Rows that fail
+     * to render are counted through {@code encodeError} and skipped (never fatal for the stream).
+     */
+    public void read(ColdReader reader, SubscriptionFilter filter, long from, long until, int max,
+                     Runnable encodeError, Consumer<Batch> done, Consumer<Throwable> failed) {
+        executor.execute(() -> {
+            try {
+                List<GatewayEvent> out = new ArrayList<>();
+                int[] scanned = {0};
+                long next = reader.read(from, until, max, (view, i) -> {
+                    scanned[0]++;
+                    if (!filter.matches(view.kindCode(i), view.did(i), view.collection(i))) {
+                        return;
+                    }
+                    try {
+                        out.add(ENCODER.get().encode(view, i));
+                    } catch (DecodeException e) {
+                        encodeError.run();
+                    }
+                });
+                done.accept(new Batch(out, next, scanned[0]));
+            } catch (RuntimeException e) {
+                failed.accept(e);
+            }
+        });
+    }
+}

@@ -1,0 +1,70 @@
+package jetstream.gateway;
+
+import io.quarkus.websockets.next.CloseReason;
+import io.quarkus.websockets.next.WebSocketConnection;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+
+/** Binds a {@link Subscriber} to a websockets-next connection. */
+final class Connections {
+    private Connections() {}
+
+    static SubscriberSink sink(WebSocketConnection c, Vertx vertx) {
+        Context ctx = Vertx.currentContext() != null ? Vertx.currentContext() : vertx.getOrCreateContext();
+        return new SubscriberSink() {
+            @Override
+            public void sendText(String text, Runnable done, Runnable failed) {
+                c.sendText(text).subscribe().with(v -> done.run(), t -> failed.run());
+            }
+
+            @Override
+            public void sendBinary(Buffer frame, Runnable done, Runnable failed) {
+                c.sendBinary(frame).subscribe().with(v -> done.run(), t -> failed.run());
+            }
+
+            @Override
+            public void close(int code, String reason) {
+                c.close(new CloseReason(code, reason)).subscribe().with(v -> { }, t -> { });
+            }
+
+            @Override
+            public void execute(Runnable task) {
+                ctx.runOnContext(v -> task.run());
+            }
+        };
+    }
+
+    /** Opens the subscriber prepared by the upgrade filter; closes 1011 if the preparation is missing. */
+    static Subscriber open(Gateway gateway, WebSocketConnection c, Vertx vertx) {
+        Gateway.Prepared p = gateway.take(c.handshakeRequest().header(Gateway.PREPARED_HEADER));
+        if (p == null) {
+            c.close(new CloseReason(1011, "subscription was not prepared")).subscribe().with(v -> { }, t -> { });
+            return null;
+        }
+        Subscriber s = new Subscriber(p.wire(), p.zstd(), p.deflate(), p.options(), gateway.ring(), gateway.cold(),
+                sink(c, vertx), gateway.metrics(), gateway.settings(), System::nanoTime);
+        gateway.register(s);
+        c.userData().put(KEY, s);
+        if (!p.requireHello()) {
+            s.start(p.plan().live(), p.plan().startSeq(), p.info());
+        } else {
+            c.userData().put(PLAN, p);
+        }
+        return s;
+    }
+
+    static final io.quarkus.websockets.next.UserData.TypedKey<Subscriber> KEY =
+            new io.quarkus.websockets.next.UserData.TypedKey<>("subscriber");
+    static final io.quarkus.websockets.next.UserData.TypedKey<Gateway.Prepared> PLAN =
+            new io.quarkus.websockets.next.UserData.TypedKey<>("plan");
+
+    static void closed(Gateway gateway, WebSocketConnection c) {
+        Subscriber s = c.userData().get(KEY);
+        if (s != null) {
+            s.closed();
+            gateway.unregister(s);
+            gateway.metrics().cleanDisconnects.increment();
+        }
+    }
+}

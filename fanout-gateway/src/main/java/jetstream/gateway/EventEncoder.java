@@ -1,0 +1,38 @@
+package jetstream.gateway;
+
+import jetstream.atproto.json.JsonBuffer;
+import jetstream.segment.BlockView;
+import jetstream.wire.V1Json;
+import jetstream.wire.V2Json;
+import jetstream.wire.WireEvent;
+
+/**
+ * Renders stored rows into {@link GatewayEvent}s: the v1 event JSON and the v2 message frame.
+ * Not thread-safe: one per thread (the feed thread, each cold-replay worker).
+ */
+public final class EventEncoder {
+    private final V1Json v1 = new V1Json();
+    private final V2Json v2 = new V2Json();
+    private final JsonBuffer buf = new JsonBuffer(4096);
+    private final WireEvent wire = new WireEvent();
+
+    /** Renders a row; a malformed payload propagates as a DecodeException (counted by the caller). */
+    public GatewayEvent encode(long seq, long timeMicros, int kind, String did, String collection, String rkey,
+                               String rev, byte[] payload, int off, int len) {
+        wire.set(seq, timeMicros, kind, did, collection, rkey, rev, payload, off, len);
+        byte[] v1Json = null;
+        buf.reset();
+        if (v1.write(wire, buf)) {
+            v1Json = buf.toByteArray();
+        }
+        buf.reset();
+        v2.writeMessage(wire, buf);
+        return new GatewayEvent(seq, kind, did, collection, v1Json, buf.toByteArray());
+    }
+
+    /** Renders row {@code i} of a decoded block. */
+    public GatewayEvent encode(BlockView view, int i) {
+        return encode(view.seq(i), view.displayTime(i), view.kindCode(i), view.did(i), view.collection(i),
+                view.rkey(i), view.rev(i), view.buffer(), view.payloadOffset(i), view.payloadLength(i));
+    }
+}

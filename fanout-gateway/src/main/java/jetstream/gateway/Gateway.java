@@ -1,0 +1,186 @@
+package jetstream.gateway;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
+import jakarta.enterprise.event.Observes;
+import jetstream.replay.BlockCache;
+import jetstream.replay.CursorPlan;
+import jetstream.replay.CursorRequest;
+import jetstream.replay.CursorResolver;
+import jetstream.replay.SegmentCatalog;
+import jetstream.replay.VacancySet;
+import jetstream.segment.ZstdFrames;
+
+/**
+ * The gateway's shared state: the ring (fed by the feed), cold replay over the segment directory,
+ * the lifecycle phase, the subscriptions prepared by the upgrade filter and the open subscribers.
+ */
+@ApplicationScoped
+public class Gateway {
+    public static final String STEADY_STATE = "steady_state";
+    /** Request header carrying the id of the subscription the upgrade filter prepared. */
+    public static final String PREPARED_HEADER = "x-jetstream-subscription";
+
+    /** Everything the upgrade filter decided for one request. */
+    public record Prepared(Wire wire, Subscriber.Options options, boolean zstd, boolean deflate, boolean requireHello,
+                           CursorPlan plan, String info, long createdNanos) {}
+
+    @Inject
+    GatewayConfig config;
+    @Inject
+    MeterRegistry registry;
+    @Inject
+    Vertx vertx;
+
+    private Ring ring;
+    private ColdReplay cold;
+    private SubscribeMetrics metrics;
+    private SubscribeSettings settings;
+    private ExecutorService coldPool;
+    private volatile String phase;
+    private volatile boolean shuttingDown;
+    private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
+    private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
+    private long sweeper = -1;
+
+    void onStart(@Observes StartupEvent ev) {
+        EnvCheck.check(System.getenv());
+        init();
+    }
+
+    synchronized void init() {
+        if (ring != null) {
+            return;
+        }
+        ring = new Ring(config.subscribeReadLogRetentionBytes());
+        AtomicInteger n = new AtomicInteger();
+        coldPool = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "cold-replay-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        cold = new ColdReplay(new SegmentCatalog(Path.of(config.dataDir(), "segments")),
+                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool);
+        metrics = new SubscribeMetrics(registry);
+        settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
+                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L);
+        sweeper = vertx.setPeriodic(1000, id -> sweep());
+    }
+
+    private void sweep() {
+        long now = System.nanoTime();
+        for (Subscriber s : subscribers) {
+            s.checkWriteTimeout(now);
+        }
+        // A prepared subscription whose upgrade never happened (not a WebSocket request) expires.
+        prepared.values().removeIf(p -> now - p.createdNanos() > 30_000_000_000L);
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        shuttingDown = true;
+        for (Subscriber s : subscribers) {
+            s.close(1001, "server shutting down");
+        }
+    }
+
+    @PreDestroy
+    void destroy() {
+        if (sweeper >= 0) {
+            vertx.cancelTimer(sweeper);
+        }
+        if (coldPool != null) {
+            coldPool.shutdownNow();
+        }
+    }
+
+    public Ring ring() {
+        init();
+        return ring;
+    }
+
+    public ColdReplay cold() {
+        init();
+        return cold;
+    }
+
+    public SubscribeMetrics metrics() {
+        init();
+        return metrics;
+    }
+
+    public SubscribeSettings settings() {
+        return settings;
+    }
+
+    /** The ingester's lifecycle phase as the feed reports it; null until known. */
+    public void setPhase(String phase) {
+        this.phase = phase;
+    }
+
+    public boolean steady() {
+        return STEADY_STATE.equals(phase) && !shuttingDown;
+    }
+
+    /** Cursor replay needs the writer's tip, which the feed provides. */
+    public boolean warm() {
+        return ring().started();
+    }
+
+    public long lookbackMicros() {
+        return config.cursorLookback().toNanos() / 1000;
+    }
+
+    /** Resolves a cursor against the current segment directory and the ring's tip. */
+    public CursorPlan resolve(CursorRequest req) {
+        Timer.Sample t = Timer.start(registry);
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            SegmentCatalog.Snapshot snap = cold().catalog().refresh();
+            long nowMicros = System.currentTimeMillis() * 1000;
+            return CursorResolver.resolve(req, snap.sealed(), ring().tip(), nowMicros, lookbackMicros(), zstd);
+        } finally {
+            t.stop(metrics().cursorResolve);
+        }
+    }
+
+    public String stash(Prepared p) {
+        String id = UUID.randomUUID().toString();
+        prepared.put(id, p);
+        return id;
+    }
+
+    public Prepared take(String id) {
+        return id == null ? null : prepared.remove(id);
+    }
+
+    public void register(Subscriber s) {
+        subscribers.add(s);
+        metrics().subscriberOpened(s.compression());
+    }
+
+    public void unregister(Subscriber s) {
+        if (subscribers.remove(s)) {
+            metrics().subscriberClosed(s.compression());
+        }
+    }
+
+    public List<Subscriber> subscribers() {
+        return List.copyOf(subscribers);
+    }
+}

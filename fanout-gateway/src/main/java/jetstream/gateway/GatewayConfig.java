@@ -1,0 +1,45 @@
+package jetstream.gateway;
+
+import java.time.Duration;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/**
+ * Gateway settings under the reference's flag names (facts §8.2), each with its
+ * {@code JETSTREAM_*} environment twin.
+ */
+@ConfigMapping(prefix = "jetstream")
+public interface GatewayConfig {
+    /** {@code JETSTREAM_DATA_DIR}: segments are read from {@code <data-dir>/segments}, the feed socket is {@code <data-dir>/run/feed.sock}. */
+    @WithDefault("./data")
+    String dataDir();
+
+    /** {@code JETSTREAM_CURSOR_LOOKBACK}: replay floor; 0 ignores cursors (live tip). */
+    @WithDefault("36h")
+    Duration cursorLookback();
+
+    /** {@code JETSTREAM_SUBSCRIBE_READ_LOG_RETENTION_BYTES}: ring budget for durable events. */
+    @WithDefault("268435456")
+    long subscribeReadLogRetentionBytes();
+
+    /** {@code JETSTREAM_SUBSCRIBE_BLOCK_CACHE_BYTES}: decoded-block cache for cold replay. */
+    @WithDefault("67108864")
+    long subscribeBlockCacheBytes();
+
+    /** {@code JETSTREAM_SUBSCRIBE_READ_BATCH}: events per read from the ring or segments. */
+    @WithDefault("1024")
+    int subscribeReadBatch();
+
+    /** {@code JETSTREAM_SUBSCRIBE_SLOW_WINDOW}. */
+    @WithDefault("60s")
+    Duration subscribeSlowWindow();
+
+    /** {@code JETSTREAM_SUBSCRIBE_SLOW_MIN_RATE}: events per second. */
+    @WithDefault("5")
+    double subscribeSlowMinRate();
+
+    /** {@code JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP}: per-connection cap on written, unflushed frame bytes (gateway-specific). */
+    @WithDefault("4194304")
+    long subscribeQueuedBytesCap();
+}

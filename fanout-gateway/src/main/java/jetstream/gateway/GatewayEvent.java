@@ -1,0 +1,86 @@
+package jetstream.gateway;
+
+import java.nio.charset.StandardCharsets;
+
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * One event as the gateway serves it: the filter keys (kind, DID, collection) and each wire's
+ * rendering, made once and shared by every subscriber. Compressed forms are made on first demand,
+ * once per wire, and memoized.
+ */
+public final class GatewayEvent {
+    private final long seq;
+    private final int kind;
+    private final String did;
+    private final String collection;
+    private final String v1;
+    private final int v1Bytes;
+    private final String v2;
+    private final int v2Bytes;
+    private volatile Buffer v1Zstd;
+    private volatile Buffer v2Zstd;
+
+    /** {@code v1} null for kinds v1 never shows; the byte arrays are the UTF-8 JSON texts. */
+    public GatewayEvent(long seq, int kind, String did, String collection, byte[] v1Json, byte[] v2Frame) {
+        this.seq = seq;
+        this.kind = kind;
+        this.did = did;
+        this.collection = collection;
+        this.v1 = v1Json == null ? null : new String(v1Json, StandardCharsets.UTF_8);
+        this.v1Bytes = v1Json == null ? 0 : v1Json.length;
+        this.v2 = new String(v2Frame, StandardCharsets.UTF_8);
+        this.v2Bytes = v2Frame.length;
+    }
+
+    public long seq() {
+        return seq;
+    }
+
+    public int kind() {
+        return kind;
+    }
+
+    public String did() {
+        return did;
+    }
+
+    public String collection() {
+        return collection;
+    }
+
+    /** The text frame of this wire (null when v1 does not show the kind). */
+    public String text(Wire wire) {
+        return wire == Wire.V1 ? v1 : v2;
+    }
+
+    /** The uncompressed frame length in bytes, what {@code maxMessageSizeBytes} compares. */
+    public int textBytes(Wire wire) {
+        return wire == Wire.V1 ? v1Bytes : v2Bytes;
+    }
+
+    /** The binary zstd frame of this wire, compressed on first use and shared afterwards. */
+    public Buffer zstd(Wire wire) {
+        Buffer b = wire == Wire.V1 ? v1Zstd : v2Zstd;
+        if (b == null) {
+            synchronized (this) {
+                b = wire == Wire.V1 ? v1Zstd : v2Zstd;
+                if (b == null) {
+                    byte[] src = text(wire).getBytes(StandardCharsets.UTF_8);
+                    b = Buffer.buffer(Dictionaries.compress(wire, src));
+                    if (wire == Wire.V1) {
+                        v1Zstd = b;
+                    } else {
+                        v2Zstd = b;
+                    }
+                }
+            }
+        }
+        return b;
+    }
+
+    /** Approximate heap weight, for the ring's byte budget. */
+    public long weight() {
+        return 96L + 2L * (v1Bytes + v2Bytes) + did.length() + collection.length();
+    }
+}

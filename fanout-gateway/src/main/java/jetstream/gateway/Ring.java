@@ -1,0 +1,197 @@
+package jetstream.gateway;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The in-memory tail of the readable log: recent events in seq order within a byte budget.
+ * Entries above the durable watermark are pinned (not yet readable from segment files, so the
+ * ring is their only source); durable entries are evicted oldest-first past the budget. Every
+ * seq below {@link #floor()} is readable from segments, so cold replay joins the ring without a gap.
+ *
+ * <p>One writer (the feed), many readers; subscribers that caught up park and are woken once per
+ * published batch.
+ */
+public final class Ring {
+    private final long budgetBytes;
+    private GatewayEvent[] slots = new GatewayEvent[1024];
+    private int head;
+    private int size;
+    private long bytes;
+    private long pinnedBytes;
+    /** Logical index of the oldest pinned entry (seq above the durable watermark); size when none. */
+    private int pinnedFrom;
+    private long tip;
+    private long durable;
+    private boolean started;
+    private List<Runnable> parked = new ArrayList<>();
+
+    public Ring(long budgetBytes) {
+        this.budgetBytes = budgetBytes;
+    }
+
+    /**
+     * (Re)starts the ring at the feed's next seq; held events are dropped (cold replay serves them).
+     * Parked readers are woken so they re-resolve their position.
+     */
+    public void reset(long nextSeq, long durableSeq) {
+        List<Runnable> wake;
+        synchronized (this) {
+            java.util.Arrays.fill(slots, null);
+            head = 0;
+            size = 0;
+            bytes = 0;
+            pinnedBytes = 0;
+            pinnedFrom = 0;
+            tip = nextSeq;
+            durable = durableSeq;
+            started = true;
+            wake = takeParked();
+        }
+        wake.forEach(Runnable::run);
+    }
+
+    public synchronized boolean started() {
+        return started;
+    }
+
+    /** Appends an event (seq above every held one); readers see it after {@link #publish()}. */
+    public synchronized void append(GatewayEvent e) {
+        if (e.seq() < tip) {
+            throw new IllegalStateException("ring append of seq " + e.seq() + " below tip " + tip);
+        }
+        if (size == slots.length) {
+            GatewayEvent[] n = new GatewayEvent[slots.length * 2];
+            for (int i = 0; i < size; i++) {
+                n[i] = slots[(head + i) % slots.length];
+            }
+            slots = n;
+            head = 0;
+        }
+        slots[(head + size) % slots.length] = e;
+        size++;
+        bytes += e.weight();
+        pinnedBytes += e.weight();
+        tip = e.seq() + 1;
+        unpin();
+        evict();
+    }
+
+    /** The feed's tip moved without an event (e.g. a vacancy): new events start at {@code nextSeq}. */
+    public synchronized void advanceTip(long nextSeq) {
+        tip = Math.max(tip, nextSeq);
+    }
+
+    /** Raises the durable watermark (last seq readable from segment files), unpinning entries. */
+    public synchronized void setDurable(long seq) {
+        durable = Math.max(durable, seq);
+        unpin();
+        evict();
+    }
+
+    /** Wakes parked readers: call after appending a batch. */
+    public void publish() {
+        List<Runnable> wake;
+        synchronized (this) {
+            wake = takeParked();
+        }
+        wake.forEach(Runnable::run);
+    }
+
+    private List<Runnable> takeParked() {
+        if (parked.isEmpty()) {
+            return List.of();
+        }
+        List<Runnable> w = parked;
+        parked = new ArrayList<>();
+        return w;
+    }
+
+    private GatewayEvent at(int i) {
+        return slots[(head + i) % slots.length];
+    }
+
+    private void unpin() {
+        while (pinnedFrom < size && at(pinnedFrom).seq() <= durable) {
+            pinnedBytes -= at(pinnedFrom).weight();
+            pinnedFrom++;
+        }
+    }
+
+    private void evict() {
+        while (pinnedFrom > 0 && bytes > budgetBytes) {
+            GatewayEvent first = slots[head];
+            slots[head] = null;
+            head = (head + 1) % slots.length;
+            size--;
+            pinnedFrom--;
+            bytes -= first.weight();
+        }
+    }
+
+    /** The next seq to be appended. */
+    public synchronized long tip() {
+        return tip;
+    }
+
+    /** The lowest seq the ring can serve: its oldest entry, or the tip when empty. */
+    public synchronized long floor() {
+        return size == 0 ? tip : slots[head].seq();
+    }
+
+    public synchronized long durable() {
+        return durable;
+    }
+
+    public synchronized long bytes() {
+        return bytes;
+    }
+
+    public synchronized long pinnedBytes() {
+        return pinnedBytes;
+    }
+
+    public synchronized int size() {
+        return size;
+    }
+
+    /**
+     * Copies up to {@code max} events with seq ≥ {@code from} into {@code out}. Returns the count,
+     * or -1 when {@code from} is below the floor (the caller must read from segments first).
+     */
+    public synchronized int read(long from, int max, List<GatewayEvent> out) {
+        if (from < floor()) {
+            return -1;
+        }
+        int lo = 0;
+        int hi = size;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (at(mid).seq() < from) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        int n = Math.min(max, size - lo);
+        for (int i = 0; i < n; i++) {
+            out.add(at(lo + i));
+        }
+        return n;
+    }
+
+    /**
+     * Parks {@code wake} until the next publish unless events at or after {@code from} are already
+     * held (then returns false and the caller reads again).
+     */
+    public synchronized boolean park(long from, Runnable wake) {
+        if (from < tip && size > 0 && at(size - 1).seq() >= from) {
+            return false;
+        }
+        if (from < floor()) {
+            return false;
+        }
+        parked.add(wake);
+        return true;
+    }
+}

@@ -1,0 +1,106 @@
+package jetstream.gateway;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/** The {@code jetstream_subscribe_*} metrics of facts §9, with meters resolved once. */
+public final class SubscribeMetrics {
+    /** The {@code compression} label. */
+    public enum Compression {
+        NONE("none"), DEFLATE("deflate"), ZSTD("zstd");
+
+        final String label;
+
+        Compression(String label) {
+            this.label = label;
+        }
+    }
+
+    private final MeterRegistry registry;
+    private final Map<Compression, AtomicLong> subscribers = new EnumMap<>(Compression.class);
+    private final Map<Compression, Counter> eventsSent = new EnumMap<>(Compression.class);
+    private final Map<Compression, Counter> bytesSent = new EnumMap<>(Compression.class);
+    private final Map<Compression, Counter> bytesEncoded = new EnumMap<>(Compression.class);
+    private final Map<String, Counter> labelled = new ConcurrentHashMap<>();
+    final Counter skippedSync;
+    final Counter skippedResync;
+    final Counter cleanDisconnects;
+    final Counter encodeErrors;
+    final Counter filtered;
+    final Counter oversize;
+    final Counter optionsUpdates;
+    final Counter hotReads;
+    final Counter coldReads;
+    final Counter adversarialDrops;
+    final Timer cursorResolve;
+
+    public SubscribeMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        for (Compression c : Compression.values()) {
+            AtomicLong n = new AtomicLong();
+            subscribers.put(c, n);
+            Gauge.builder("jetstream.subscribe.subscribers", n, AtomicLong::get).tag("compression", c.label)
+                    .register(registry);
+            eventsSent.put(c, registry.counter("jetstream.subscribe.events.sent", "compression", c.label));
+            bytesSent.put(c, registry.counter("jetstream.subscribe.bytes.sent", "compression", c.label));
+            bytesEncoded.put(c, registry.counter("jetstream.subscribe.bytes.encoded", "compression", c.label));
+        }
+        skippedSync = registry.counter("jetstream.subscribe.events.skipped", "reason", "sync");
+        skippedResync = registry.counter("jetstream.subscribe.events.skipped", "reason", "resync_replacement");
+        cleanDisconnects = registry.counter("jetstream.subscribe.clean.disconnects");
+        encodeErrors = registry.counter("jetstream.subscribe.encode.errors");
+        filtered = registry.counter("jetstream.subscribe.events.filtered");
+        oversize = registry.counter("jetstream.subscribe.events.oversize");
+        optionsUpdates = registry.counter("jetstream.subscribe.options.updates");
+        hotReads = registry.counter("jetstream.subscribe.hot.reads");
+        coldReads = registry.counter("jetstream.subscribe.cold.reads");
+        adversarialDrops = registry.counter("jetstream.subscribe.adversarial.drops");
+        cursorResolve = Timer.builder("jetstream.subscribe.cursor.resolve").publishPercentileHistogram()
+                .register(registry);
+    }
+
+    public void subscriberOpened(Compression c) {
+        subscribers.get(c).incrementAndGet();
+    }
+
+    public void subscriberClosed(Compression c) {
+        subscribers.get(c).decrementAndGet();
+    }
+
+    public long subscribers(Compression c) {
+        return subscribers.get(c).get();
+    }
+
+    void sent(Compression c, int bytes) {
+        eventsSent.get(c).increment();
+        bytesSent.get(c).increment(bytes);
+    }
+
+    /** Bytes produced by encoding (once per event per wire, or per compressed form). */
+    public void encoded(Compression c, int bytes) {
+        bytesEncoded.get(c).increment(bytes);
+    }
+
+    public void optionsUpdateError(String reason) {
+        labelled.computeIfAbsent("ou:" + reason,
+                k -> registry.counter("jetstream.subscribe.options.update.errors", "reason", reason)).increment();
+    }
+
+    public void cursorRequest(String mode) {
+        labelled.computeIfAbsent("cr:" + mode,
+                k -> registry.counter("jetstream.subscribe.cursor.requests", "mode", mode)).increment();
+    }
+
+    public void subprotocol(boolean negotiated) {
+        String outcome = negotiated ? "negotiated" : "default";
+        labelled.computeIfAbsent("sp:" + outcome,
+                k -> registry.counter("jetstream.subscribe.subprotocol.negotiations", "outcome", outcome)).increment();
+    }
+}

@@ -1,0 +1,283 @@
+package jetstream.gateway;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import org.jboss.logging.Logger;
+
+import io.vertx.core.buffer.Buffer;
+import jetstream.atproto.json.JsonBuffer;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.replay.ColdReader;
+import jetstream.wire.V2Json;
+
+/**
+ * One subscription: pulls events at its own pace from the ring (or from segments while below the
+ * ring floor), filters them on precomputed keys, and writes the shared pre-rendered frame of each
+ * match. There is no per-subscriber event buffer: the only per-connection memory is the frames
+ * handed to the socket and not yet flushed, capped at {@link SubscribeSettings#queuedByteCap()};
+ * at the cap the subscriber stops pulling and falls behind, where the slow-consumer rule and the
+ * write timeout apply. All state changes run on the connection's thread ({@link SubscriberSink#execute}).
+ */
+public final class Subscriber {
+    private static final Logger LOG = Logger.getLogger(Subscriber.class);
+
+    /** Filter and size cap, replaced together by a v1 {@code options_update}. */
+    public record Options(SubscriptionFilter filter, long maxMessageSizeBytes) {}
+
+    private final Wire wire;
+    private final boolean zstd;
+    private final SubscribeMetrics.Compression compression;
+    private final Ring ring;
+    private final ColdReplay cold;
+    private final SubscriberSink sink;
+    private final SubscribeMetrics metrics;
+    private final SubscribeSettings settings;
+    private final LongSupplier nanoClock;
+    private final SlowConsumerDetector detector;
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final List<GatewayEvent> batch = new ArrayList<>();
+    private volatile Options options;
+    private volatile long lastProgressNanos;
+    private volatile boolean closed;
+    private boolean started;
+    private boolean coldInFlight;
+    private ColdReader coldReader;
+    private SubscriptionFilter coldFilter;
+    private volatile long next;
+    private final Runnable wake = this::schedule;
+
+    public Subscriber(Wire wire, boolean zstd, boolean deflate, Options options, Ring ring, ColdReplay cold,
+                      SubscriberSink sink, SubscribeMetrics metrics, SubscribeSettings settings, LongSupplier nanoClock) {
+        this.wire = wire;
+        this.zstd = zstd;
+        this.compression = zstd ? SubscribeMetrics.Compression.ZSTD
+                : deflate ? SubscribeMetrics.Compression.DEFLATE : SubscribeMetrics.Compression.NONE;
+        this.options = options;
+        this.ring = ring;
+        this.cold = cold;
+        this.sink = sink;
+        this.metrics = metrics;
+        this.settings = settings;
+        this.nanoClock = nanoClock;
+        this.detector = new SlowConsumerDetector(settings.slowWindowNanos(), settings.slowMinRate());
+        this.lastProgressNanos = nanoClock.getAsLong();
+    }
+
+    public SubscribeMetrics.Compression compression() {
+        return compression;
+    }
+
+    /** Next seq this subscriber will scan. */
+    public long position() {
+        return next;
+    }
+
+    /**
+     * Starts delivery at {@code startSeq} (or the ring tip when {@code live}); call on the
+     * connection's thread. {@code info} is an optional first frame (v2 {@code #info}).
+     */
+    public void start(boolean live, long startSeq, String info) {
+        next = live ? ring.tip() : startSeq;
+        started = true;
+        if (info != null) {
+            write(info, info.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        pump();
+    }
+
+    public boolean started() {
+        return started;
+    }
+
+    /** v1 {@code options_update}: replaces filter and size cap for events read from now on. */
+    public void update(Options o) {
+        options = o;
+    }
+
+    /** Closes from the server side (shutdown, timeout); the transport's close callback follows. */
+    public void close(int code, String reason) {
+        if (!closed) {
+            closed = true;
+            sink.close(code, reason);
+        }
+    }
+
+    /** The transport closed: stop and release. */
+    public void closed() {
+        closed = true;
+        sink.execute(this::releaseCold);
+    }
+
+    private void releaseCold() {
+        if (coldReader != null && !coldInFlight) {
+            coldReader.close();
+            coldReader = null;
+        }
+    }
+
+    /** Closes a connection whose oldest unflushed write is older than the write timeout. */
+    public boolean checkWriteTimeout(long nowNanos) {
+        if (!closed && queuedBytes.get() > 0 && nowNanos - lastProgressNanos > settings.writeTimeoutNanos()) {
+            close(1008, "write timeout");
+            return true;
+        }
+        return false;
+    }
+
+    private void schedule() {
+        if (!closed && scheduled.compareAndSet(false, true)) {
+            sink.execute(() -> {
+                scheduled.set(false);
+                pump();
+            });
+        }
+    }
+
+    private void pump() {
+        while (!closed && !coldInFlight && queuedBytes.get() < settings.queuedByteCap()) {
+            batch.clear();
+            int n = ring.read(next, settings.readBatch(), batch);
+            if (n < 0) {
+                readCold();
+                return;
+            }
+            if (n == 0) {
+                if (ring.park(next, wake)) {
+                    return;
+                }
+                continue;
+            }
+            metrics.hotReads.increment();
+            for (int i = 0; i < n && !closed; i++) {
+                GatewayEvent e = batch.get(i);
+                next = e.seq() + 1;
+                deliver(e);
+            }
+            batch.clear();
+            if (slow()) {
+                return;
+            }
+        }
+    }
+
+    private void readCold() {
+        Options o = options;
+        if (coldReader == null || coldFilter != o.filter()) {
+            if (coldReader != null) {
+                coldReader.close();
+            }
+            coldReader = cold.newReader(o.filter());
+            coldFilter = o.filter();
+        }
+        coldInFlight = true;
+        metrics.coldReads.increment();
+        long until = ring.floor();
+        cold.read(coldReader, o.filter(), next, until, settings.readBatch(), metrics.encodeErrors::increment,
+                b -> sink.execute(() -> {
+                    coldInFlight = false;
+                    if (closed) {
+                        releaseCold();
+                        return;
+                    }
+                    for (GatewayEvent e : b.events()) {
+                        if (closed) {
+                            break;
+                        }
+                        deliver(e);
+                    }
+                    next = Math.max(next, b.next());
+                    if (!slow()) {
+                        pump();
+                    }
+                }),
+                err -> sink.execute(() -> {
+                    coldInFlight = false;
+                    LOG.errorf(err, "cold replay failed at seq %d", next);
+                    fail("InternalError", "archive replay unavailable; reconnect", 1011);
+                }));
+    }
+
+    private boolean slow() {
+        long lag = ring.tip() - next;
+        if (detector.observe(lag, next, nanoClock.getAsLong())) {
+            metrics.adversarialDrops.increment();
+            fail("ConsumerTooSlow", "reading below the floor rate " + lag
+                    + " events behind the tip; reconnect with cursor=" + next, 1008);
+            return true;
+        }
+        return false;
+    }
+
+    /** Ends the stream: a v2 error frame first; v1 has no error frames and just closes. */
+    private void fail(String name, String message, int code) {
+        if (closed) {
+            return;
+        }
+        if (wire == Wire.V2) {
+            JsonBuffer b = new JsonBuffer(128);
+            V2Json.writeError(name, message, b);
+            write(b.toString(), b.toByteArray());
+        }
+        close(code, name);
+    }
+
+    private void deliver(GatewayEvent e) {
+        Options o = options;
+        if (wire == Wire.V1 && e.text(Wire.V1) == null) {
+            (e.kind() == 6 ? metrics.skippedSync : metrics.skippedResync).increment();
+            return;
+        }
+        if (!o.filter().matches(e.kind(), e.did(), e.collection())) {
+            metrics.filtered.increment();
+            return;
+        }
+        if (o.maxMessageSizeBytes() > 0 && e.textBytes(wire) > o.maxMessageSizeBytes()) {
+            metrics.oversize.increment();
+            return;
+        }
+        if (zstd) {
+            Buffer b = e.zstd(wire);
+            send(null, b, b.length());
+        } else {
+            send(e.text(wire), null, e.textBytes(wire));
+        }
+    }
+
+    /** A frame made for this connection only (info, error). */
+    private void write(String text, byte[] utf8) {
+        if (zstd) {
+            Buffer b = Buffer.buffer(Dictionaries.compress(wire, utf8));
+            send(null, b, b.length());
+        } else {
+            send(text, null, utf8.length);
+        }
+    }
+
+    private void send(String text, Buffer binary, int bytes) {
+        if (queuedBytes.getAndAdd(bytes) == 0) {
+            lastProgressNanos = nanoClock.getAsLong();
+        }
+        Runnable done = () -> {
+            lastProgressNanos = nanoClock.getAsLong();
+            metrics.sent(compression, bytes);
+            long left = queuedBytes.addAndGet(-bytes);
+            if (left < settings.queuedByteCap() && left + bytes >= settings.queuedByteCap()) {
+                schedule();
+            }
+        };
+        Runnable failed = () -> {
+            queuedBytes.addAndGet(-bytes);
+            close(1011, "write failed");
+        };
+        if (binary != null) {
+            sink.sendBinary(binary, done, failed);
+        } else {
+            sink.sendText(text, done, failed);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+package jetstream.gateway;
+
+import java.util.List;
+import java.util.Map;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import io.quarkus.vertx.http.runtime.filters.Filters;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.RoutingContext;
+import jetstream.atproto.json.JsonBuffer;
+import jetstream.filter.FilterException;
+import jetstream.filter.V1Params;
+import jetstream.filter.V2Params;
+import jetstream.replay.CursorPlan;
+import jetstream.replay.CursorRequest;
+
+/**
+ * Every pre-upgrade step of both stream endpoints (facts §6.1, §7.1), in the reference's order:
+ * lifecycle, query syntax, compression choice, filters, cursor. Failures answer before the
+ * WebSocket route (plain text on v1, XRPC JSON envelopes on v2, which websockets-next's own
+ * rejection cannot carry); a request that passes is handed on with its prepared subscription.
+ */
+@ApplicationScoped
+public class UpgradeFilter {
+    public static final String V1_PATH = "/subscribe";
+    public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
+    public static final String SUBPROTOCOL = "xrpc.v1.json";
+    static final String BOTH_COMPRESSIONS = "choose one compression scheme: custom zstd (compress=true / "
+            + "Socket-Encoding: zstd) or RFC 7692 permessage-deflate, not both";
+
+    @Inject
+    Gateway gateway;
+
+    void register(@Observes Filters filters) {
+        filters.register(this::handle, 100);
+    }
+
+    void handle(RoutingContext rc) {
+        HttpServerRequest req = rc.request();
+        if (req.method() != HttpMethod.GET) {
+            rc.next();
+            return;
+        }
+        String path = req.path();
+        if (V1_PATH.equals(path)) {
+            v1(rc, req);
+        } else if (V2_PATH.equals(path)) {
+            v2(rc, req);
+        } else {
+            rc.next();
+        }
+    }
+
+    private void v1(RoutingContext rc, HttpServerRequest req) {
+        if (!gateway.steady()) {
+            text(rc, 503, "service not ready: bootstrap in progress");
+            return;
+        }
+        Map<String, List<String>> q;
+        try {
+            q = QueryString.parse(req.query());
+        } catch (FilterException e) {
+            text(rc, 400, "subscribe: invalid options: " + e.getMessage());
+            return;
+        }
+        boolean zstd = "true".equals(first(q, "compress")) || contains(req.getHeader("Socket-Encoding"), "zstd");
+        boolean deflate = contains(req.getHeader("Sec-WebSocket-Extensions"), "permessage-deflate");
+        if (zstd && deflate) {
+            text(rc, 400, BOTH_COMPRESSIONS);
+            return;
+        }
+        V1Params.Options opts;
+        try {
+            opts = V1Params.parse(q);
+        } catch (FilterException e) {
+            text(rc, 400, e.getMessage());
+            return;
+        }
+        boolean requireHello = "true".equals(first(q, "requireHello"));
+        CursorPlan plan;
+        try {
+            plan = cursor(q, false);
+        } catch (FilterException e) {
+            text(rc, 400, e.getMessage());
+            return;
+        } catch (NotReady e) {
+            text(rc, 503, e.getMessage());
+            return;
+        }
+        // v1 negotiates no subprotocol.
+        req.headers().remove("Sec-WebSocket-Protocol");
+        long start = plan.live() ? 0 : plan.startSeq();
+        CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
+        Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
+                zstd, deflate, requireHello, served, null, System.nanoTime());
+        req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        rc.next();
+    }
+
+    private void v2(RoutingContext rc, HttpServerRequest req) {
+        if (!gateway.steady()) {
+            xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");
+            return;
+        }
+        Map<String, List<String>> q;
+        try {
+            q = QueryString.parse(req.query());
+        } catch (FilterException e) {
+            xrpc(rc, 400, "InvalidRequest", "subscribe: invalid options: " + e.getMessage());
+            return;
+        }
+        if ("true".equals(first(q, "compress")) || contains(req.getHeader("Socket-Encoding"), "zstd")) {
+            xrpc(rc, 400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on this "
+                    + "endpoint; use zstdDictionary=<id> (see getZstdDictionary)");
+            return;
+        }
+        boolean zstd = false;
+        if (q.containsKey("zstdDictionary")) {
+            long id = uint32(first(q, "zstdDictionary"));
+            if (id <= 0) {
+                xrpc(rc, 400, "InvalidRequest", "zstdDictionary must be a positive integer zstd dictionary ID");
+                return;
+            }
+            if (id != Dictionaries.v2Id()) {
+                xrpc(rc, 400, "UnknownZstdDictionary", "unknown zstd dictionary id " + id + "; current dictionary id is "
+                        + Dictionaries.v2Id() + " (fetch it via getZstdDictionary and reconnect)");
+                return;
+            }
+            zstd = true;
+        }
+        V2Params.Options opts;
+        try {
+            opts = V2Params.parse(q);
+        } catch (FilterException e) {
+            xrpc(rc, 400, "InvalidRequest", e.getMessage());
+            return;
+        }
+        CursorPlan plan;
+        try {
+            plan = cursor(q, true);
+        } catch (FilterException e) {
+            xrpc(rc, 400, "InvalidRequest", e.getMessage());
+            return;
+        } catch (NotReady e) {
+            xrpc(rc, 503, "ServiceUnavailable", e.getMessage());
+            return;
+        }
+        if (plan.tooOld()) {
+            xrpc(rc, 400, "CursorTooOld", "subscribe: cursor too old: cursor " + Math.max(1, plan.request().value())
+                    + " below lookback floor " + plan.floor() + "; re-backfill from your last seq");
+            return;
+        }
+        String info = null;
+        if (plan.clamped() && plan.request().mode() == CursorRequest.Mode.TIME_US) {
+            JsonBuffer b = new JsonBuffer(160);
+            jetstream.wire.V2Json.writeInfo("OutdatedCursor",
+                    "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq(), b);
+            info = b.toString();
+        }
+        // permessage-deflate is never negotiated on v2: offers are declined by not passing them on.
+        req.headers().remove("Sec-WebSocket-Extensions");
+        boolean negotiated = offersSubprotocol(req.headers().getAll("Sec-WebSocket-Protocol"));
+        gateway.metrics().subprotocol(negotiated);
+        if (!negotiated) {
+            req.headers().remove("Sec-WebSocket-Protocol");
+        }
+        Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
+                zstd, false, false, plan, info, System.nanoTime());
+        req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        rc.next();
+    }
+
+    private static final class NotReady extends RuntimeException {
+        NotReady(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Shared cursor step: disabled lookback ignores it; otherwise warm-up, parse, resolve. */
+    private CursorPlan cursor(Map<String, List<String>> q, boolean v2) {
+        String raw = first(q, "cursor");
+        if (gateway.lookbackMicros() <= 0) {
+            CursorPlan p = CursorPlan.live(CursorRequest.LIVE, 0);
+            gateway.metrics().cursorRequest(raw == null || raw.isEmpty() ? "live" : "disabled");
+            return p;
+        }
+        if (!gateway.warm()) {
+            gateway.metrics().cursorRequest("unavailable");
+            throw new NotReady("service not ready: cursor replay warming up");
+        }
+        CursorRequest req = CursorRequest.parse(raw);
+        CursorPlan plan;
+        try {
+            plan = gateway.resolve(req);
+        } catch (RuntimeException e) {
+            gateway.metrics().cursorRequest("resolve_failed");
+            throw new NotReady("service not ready: cursor resolution failed");
+        }
+        gateway.metrics().cursorRequest(!v2 && plan.tooOld() ? "clamped" : plan.metricMode(false));
+        return plan;
+    }
+
+    static boolean offersSubprotocol(List<String> headers) {
+        for (String h : headers) {
+            for (String tok : h.split(",")) {
+                if (tok.strip().equals(SUBPROTOCOL)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** A base-10 uint32, or -1. */
+    static long uint32(String v) {
+        if (v == null || v.isEmpty() || v.length() > 10) {
+            return -1;
+        }
+        long n = 0;
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+        }
+        return n > 0xFFFF_FFFFL ? -1 : n;
+    }
+
+    private static String first(Map<String, List<String>> q, String k) {
+        List<String> v = q.get(k);
+        return v == null || v.isEmpty() ? null : v.get(0);
+    }
+
+    private static boolean contains(String header, String token) {
+        return header != null && header.contains(token);
+    }
+
+    /** Go {@code http.Error}: plain text, nosniff, message plus newline. */
+    static void text(RoutingContext rc, int status, String message) {
+        rc.response().setStatusCode(status)
+                .putHeader("Content-Type", "text/plain; charset=utf-8")
+                .putHeader("X-Content-Type-Options", "nosniff")
+                .end(message + "\n");
+    }
+
+    /** XRPC error envelope, no trailing newline. */
+    static void xrpc(RoutingContext rc, int status, String error, String message) {
+        JsonBuffer b = new JsonBuffer(64 + message.length());
+        b.appendAscii("{\"error\":");
+        b.appendString(error);
+        if (!message.isEmpty()) {
+            b.appendAscii(",\"message\":");
+            b.appendString(message);
+        }
+        b.append((byte) '}');
+        rc.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(b.toString());
+    }
+}

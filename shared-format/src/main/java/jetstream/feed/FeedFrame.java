@@ -1,0 +1,165 @@
+package jetstream.feed;
+
+import java.util.Arrays;
+
+/**
+ * One frame of the readable-log feed (docs/feed-protocol.md). Byte values of {@link #type()} are
+ * part of the protocol. Times are unix microseconds, like the segment columns.
+ */
+public sealed interface FeedFrame {
+    byte SUBSCRIBE = 0x01;
+    byte SUBSCRIBED = 0x02;
+    byte TOO_OLD = 0x03;
+    byte EVENT = 0x10;
+    byte WATERMARK = 0x11;
+    byte VACANCY = 0x12;
+    byte SEGMENT_SEALED = 0x13;
+    byte SEGMENT_REWRITTEN = 0x14;
+    byte PHASE = 0x15;
+    byte WRITER_RUNNING = 0x16;
+    byte BACKFILL_PROGRESS = 0x17;
+    byte COMPACTION_DEADLINE = 0x18;
+    byte IMPORT_STATUS = 0x19;
+    byte HEARTBEAT = 0x1A;
+
+    byte type();
+
+    /**
+     * Reader → ingester, the first and only frame a reader sends: deliver events with
+     * {@code seq >= fromSeq}; {@code fromSeq = 0} means "from the next event appended" (live tip).
+     */
+    record Subscribe(long fromSeq) implements FeedFrame {
+        public static final long LIVE = 0;
+
+        public byte type() {
+            return SUBSCRIBE;
+        }
+    }
+
+    /**
+     * Ingester → reader, the answer to an accepted subscribe. {@code startSeq} is the first seq
+     * that will be offered (the next event may be higher: vacancies and dropped rows are gaps);
+     * {@code floorSeq} the lowest seq still in the readable log (0 when it is empty);
+     * {@code durableSeq} the durable watermark; {@code nextSeq} the next seq the writer allocates.
+     */
+    record Subscribed(long startSeq, long floorSeq, long durableSeq, long nextSeq) implements FeedFrame {
+        public byte type() {
+            return SUBSCRIBED;
+        }
+    }
+
+    /**
+     * Ingester → reader: {@code requestedSeq} is below the readable log's floor; read segment files
+     * up to {@code floorSeq - 1}, then subscribe again. The ingester closes the connection after it.
+     */
+    record TooOld(long requestedSeq, long floorSeq) implements FeedFrame {
+        public byte type() {
+            return TOO_OLD;
+        }
+    }
+
+    /** One archived row, byte for byte the segment columns. Empty arrays for absent fields. */
+    record Event(long seq, long witnessedAt, long indexedAt, int kind,
+                 byte[] did, byte[] collection, byte[] rkey, byte[] rev, byte[] payload) implements FeedFrame {
+        public byte type() {
+            return EVENT;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Event e && seq == e.seq && witnessedAt == e.witnessedAt && indexedAt == e.indexedAt
+                    && kind == e.kind && Arrays.equals(did, e.did) && Arrays.equals(collection, e.collection)
+                    && Arrays.equals(rkey, e.rkey) && Arrays.equals(rev, e.rev) && Arrays.equals(payload, e.payload);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(seq) * 31 + Arrays.hashCode(payload);
+        }
+
+        @Override
+        public String toString() {
+            return "Event[seq=" + seq + ", kind=" + kind + ", did=" + new String(did, java.nio.charset.StandardCharsets.UTF_8)
+                    + ", payload=" + payload.length + " bytes]";
+        }
+    }
+
+    /** Every event with {@code seq <= durableSeq} is fsynced and its metadata batch committed. */
+    record Watermark(long durableSeq) implements FeedFrame {
+        public byte type() {
+            return WATERMARK;
+        }
+    }
+
+    /** A registered vacancy (also in {@link VacancyFile}); sent at subscribe for all known ones, then as registered. */
+    record VacancyNotice(Vacancy vacancy) implements FeedFrame {
+        public byte type() {
+            return VACANCY;
+        }
+    }
+
+    /** A segment file was sealed: {@code checksum} is its header checksum (XXH3-64). */
+    record SegmentSealed(String name, long checksum, long minSeq, long maxSeq, long eventCount, long fileSize)
+            implements FeedFrame {
+        public byte type() {
+            return SEGMENT_SEALED;
+        }
+    }
+
+    /** A sealed segment file was replaced by a rewrite (compaction, timestamp import). */
+    record SegmentRewritten(String name, long checksum, long fileSize) implements FeedFrame {
+        public byte type() {
+            return SEGMENT_REWRITTEN;
+        }
+    }
+
+    /**
+     * The lifecycle phase; sent at subscribe ({@code previous == NONE}) and on every change.
+     * {@code enteredAt} is the persisted {@code phase/entered_at} (0 when unknown).
+     */
+    record Phase(LifecyclePhase phase, LifecyclePhase previous, long enteredAt) implements FeedFrame {
+        public byte type() {
+            return PHASE;
+        }
+    }
+
+    /** Whether the steady writer (the one whose seqs clients may see) is open. */
+    record WriterRunning(boolean running) implements FeedFrame {
+        public byte type() {
+            return WRITER_RUNNING;
+        }
+    }
+
+    /** The {@code backfill/counts} aggregate. */
+    record BackfillProgress(long total, long discovered, long pending, long complete, long failed, long unavailable)
+            implements FeedFrame {
+        public byte type() {
+            return BACKFILL_PROGRESS;
+        }
+    }
+
+    /**
+     * The next compaction pass deadline and the compaction watermark; {@code deadline = 0} means no
+     * pass is scheduled (compaction disabled or not yet planned).
+     */
+    record CompactionDeadline(long deadline, long watermarkSeq) implements FeedFrame {
+        public byte type() {
+            return COMPACTION_DEADLINE;
+        }
+    }
+
+    /** The current timestamp-import job; {@code jobId} empty when there is none. */
+    record ImportStatus(String jobId, String state, long rowsParsed, long rowsMatched, long segmentsPatched,
+                        long updatedAt) implements FeedFrame {
+        public byte type() {
+            return IMPORT_STATUS;
+        }
+    }
+
+    /** Sent when the connection has been idle for the heartbeat interval; readers treat silence as a dead feed. */
+    record Heartbeat(long time, long nextSeq, long durableSeq) implements FeedFrame {
+        public byte type() {
+            return HEARTBEAT;
+        }
+    }
+}

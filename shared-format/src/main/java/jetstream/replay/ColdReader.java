@@ -1,0 +1,281 @@
+package jetstream.replay;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+
+import jetstream.filter.CollectionSet;
+import jetstream.filter.KindClass;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.segment.ActiveSegmentReader;
+import jetstream.segment.BlockIndexEntry;
+import jetstream.segment.BlockView;
+import jetstream.segment.CollectionIndex;
+import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentName;
+
+/**
+ * One subscriber's cold replay over segment files: sealed segments through their footers (blocks
+ * the filter cannot match are skipped using the DID blooms and the collection index), then active
+ * segments up to their last complete block. Rows are handed over in seq order; the caller applies
+ * the exact filter (block skipping is only a superset test).
+ *
+ * <p>Coverage is checked at block granularity: every seq between the start and the requested end
+ * is inside some block envelope or a registered vacancy, else {@link CoverageGapException}.
+ * Not thread-safe: one per subscriber.
+ */
+public final class ColdReader implements AutoCloseable {
+    /** Receives rows; {@code view} is valid only during the call. */
+    @FunctionalInterface
+    public interface RowVisitor {
+        void row(BlockView view, int row);
+    }
+
+    private final SegmentCatalog catalog;
+    private final BlockCache cache;
+    private final VacancySet vacancies;
+    private final SubscriptionFilter filter;
+    private final byte[][] didBytes;
+    private final ZstdFrames zstd = new ZstdFrames();
+    private final BlockView view = new BlockView();
+    private final Map<Long, BitSet> candidates = new HashMap<>();
+    private long blocksSkipped;
+    private long blocksRead;
+    /** Rows handed over during the current {@link #read}. */
+    private int visited;
+
+    public ColdReader(SegmentCatalog catalog, BlockCache cache, VacancySet vacancies, SubscriptionFilter filter) {
+        this.catalog = catalog;
+        this.cache = cache;
+        this.vacancies = vacancies;
+        this.filter = filter;
+        if (filter.dids() == null) {
+            didBytes = null;
+        } else {
+            didBytes = filter.dids().stream().map(d -> d.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
+        }
+    }
+
+    public long blocksSkipped() {
+        return blocksSkipped;
+    }
+
+    public long blocksRead() {
+        return blocksRead;
+    }
+
+    /**
+     * Visits stored rows with seq in {@code [from, until)}, stopping at a block boundary once
+     * {@code maxRows} rows were visited. Returns the next seq to read: {@code until} when the range
+     * is exhausted.
+     *
+     * @throws CoverageGapException when seqs in the range are neither stored nor vacant
+     */
+    public long read(long from, long until, int maxRows, RowVisitor visitor) {
+        long next = scan(catalog.snapshot(), from, until, maxRows, visitor);
+        if (next < until && visited < maxRows) {
+            // The snapshot may predate a flush or a seal: look again before calling it a gap.
+            next = scan(catalog.refresh(), next, until, maxRows, visitor);
+        }
+        if (next < until && visited < maxRows) {
+            if (!vacancies.covers(next, until)) {
+                throw new CoverageGapException(next, until, "past the end of the archive");
+            }
+            next = until;
+        }
+        visited = 0;
+        return next;
+    }
+
+    private long scan(SegmentCatalog.Snapshot snap, long from, long until, int maxRows, RowVisitor visitor) {
+        long expected = from;
+        for (SealedSegment s : snap.sealed()) {
+            if (expected >= until || visited >= maxRows) {
+                return Math.min(expected, until);
+            }
+            if (s.maxSeq() < expected || s.reader().blockCount() == 0) {
+                continue;
+            }
+            SegmentReader r = s.reader();
+            BitSet cand = candidates(s);
+            for (int b = 0; b < r.blockCount(); b++) {
+                BlockIndexEntry e = r.entry(b);
+                if (e.maxSeq() < expected) {
+                    continue;
+                }
+                if (e.minSeq() > expected) {
+                    gap(expected, Math.min(e.minSeq(), until), s.path().getFileName().toString());
+                    expected = e.minSeq();
+                }
+                if (expected >= until) {
+                    return until;
+                }
+                if (cand != null && !cand.get(b)) {
+                    blocksSkipped++;
+                } else {
+                    byte[] body = cache.get(new BlockCache.Key(s.checksum(), b));
+                    if (body == null) {
+                        r.block(b, view, zstd);
+                        body = copyBody(view);
+                        cache.put(new BlockCache.Key(s.checksum(), b), body);
+                    } else {
+                        view.decode(body, 0, body.length);
+                    }
+                    blocksRead++;
+                    deliver(expected, until, visitor);
+                }
+                expected = e.maxSeq() + 1;
+                if (visited >= maxRows) {
+                    return Math.min(expected, until);
+                }
+            }
+        }
+        for (SegmentName.Entry a : snap.active()) {
+            if (expected >= until || visited >= maxRows) {
+                return Math.min(expected, until);
+            }
+            ActiveSegmentReader r;
+            try {
+                r = ActiveSegmentReader.open(a.path());
+            } catch (java.nio.file.NoSuchFileException | SegmentException sealedOrGone) {
+                // Sealed or removed since the snapshot: the caller's refresh sees its new form.
+                return expected;
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open active segment " + a.path(), e);
+            }
+            long[] offsets = r.scan().offsets();
+            for (int b = 0; b < r.blockCount(); b++) {
+                BlockCache.Key key = new BlockCache.Key(-(a.index() + 1), offsets[b]);
+                byte[] body = cache.get(key);
+                if (body == null) {
+                    r.block(b, view, zstd);
+                    body = copyBody(view);
+                    cache.put(key, body);
+                } else {
+                    view.decode(body, 0, body.length);
+                }
+                if (view.size() == 0) {
+                    continue;
+                }
+                long min = view.seq(0);
+                long max = view.seq(view.size() - 1);
+                if (max < expected) {
+                    continue;
+                }
+                if (min > expected) {
+                    gap(expected, Math.min(min, until), a.path().getFileName().toString());
+                    expected = min;
+                }
+                if (expected >= until) {
+                    return until;
+                }
+                blocksRead++;
+                deliver(expected, until, visitor);
+                expected = max + 1;
+                if (visited >= maxRows) {
+                    return Math.min(expected, until);
+                }
+            }
+        }
+        return Math.min(expected, until);
+    }
+
+    private void deliver(long from, long until, RowVisitor visitor) {
+        for (int i = 0; i < view.size(); i++) {
+            long seq = view.seq(i);
+            if (seq >= from && seq < until) {
+                visitor.row(view, i);
+                visited++;
+            }
+        }
+    }
+
+    private void gap(long from, long toExclusive, String where) {
+        if (!vacancies.covers(from, toExclusive)) {
+            throw new CoverageGapException(from, toExclusive, "before a block of " + where);
+        }
+    }
+
+    private static byte[] copyBody(BlockView v) {
+        byte[] out = new byte[v.bodyLength()];
+        System.arraycopy(v.buffer(), v.bodyOffset(), out, 0, out.length);
+        return out;
+    }
+
+    /** Blocks of {@code s} that may hold a matching row, or null for "all". Cached per segment checksum. */
+    private BitSet candidates(SealedSegment s) {
+        if (filter.isMatchAll()) {
+            return null;
+        }
+        return candidates.computeIfAbsent(s.checksum(), k -> compute(s.reader()));
+    }
+
+    private BitSet compute(SegmentReader r) {
+        BitSet out = null;
+        if (didBytes != null) {
+            out = new BitSet(r.blockCount());
+            for (byte[] d : didBytes) {
+                out.or(r.blocksForDid(d));
+            }
+        }
+        BitSet byKind = kindBlocks(r);
+        if (byKind != null) {
+            if (out == null) {
+                out = byKind;
+            } else {
+                out.and(byKind);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Blocks that can hold a row the kinds/collections parts admit, from the collection index. Null
+     * when commits are admitted without a collection constraint (commit rows carry no sentinel).
+     * Commit rows in segments always carry a collection, so an empty-collection commit cannot hide
+     * in a skipped block.
+     */
+    private BitSet kindBlocks(SegmentReader r) {
+        int mask = filter.kindMask();
+        boolean all = mask == SubscriptionFilter.ALL_KINDS;
+        CollectionSet coll = filter.collections();
+        boolean commits = all || (mask & KindClass.COMMIT) != 0;
+        if (commits && coll == null) {
+            return null;
+        }
+        if (all && !filter.isV1()) {
+            // Unknown future kinds have no sentinel and pass a v2 filter without kinds: cannot skip.
+            return null;
+        }
+        CollectionIndex idx = r.collectionIndex();
+        BitSet out = new BitSet(r.blockCount());
+        if (filter.isV1() || all || (mask & KindClass.IDENTITY) != 0) {
+            out.or(idx.blocksFor("$identity"));
+        }
+        if (filter.isV1() || all || (mask & KindClass.ACCOUNT) != 0) {
+            out.or(idx.blocksFor("$account"));
+        }
+        if (!filter.isV1() && (mask & KindClass.SYNC) != 0) {
+            out.or(idx.blocksFor("$sync"));
+        }
+        if (commits) {
+            for (int id = 0; id < idx.collectionCount(); id++) {
+                String name = idx.name(id);
+                if (!name.startsWith("$") && coll.matches(name)) {
+                    out.or(idx.blocksFor(name));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        zstd.close();
+    }
+}

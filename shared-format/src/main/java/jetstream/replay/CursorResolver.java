@@ -1,0 +1,120 @@
+package jetstream.replay;
+
+import java.util.List;
+
+import jetstream.segment.BlockIndexEntry;
+import jetstream.segment.BlockView;
+import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
+
+/**
+ * The shared cursor resolver of facts §6.4: seq and timestamp cursors, the per-segment lookback
+ * floor, future cursors to the live tip. Pure: every input (sealed segments in index order, the
+ * writer's next seq, the clock, the lookback) is passed in.
+ */
+public final class CursorResolver {
+    private CursorResolver() {}
+
+    /**
+     * The lookback floor: the min seq of the first sealed segment whose newest event is within the
+     * lookback (or of the last segment when all are older); 0 when nothing is sealed.
+     */
+    public static long floor(List<SealedSegment> sealed, long nowMicros, long lookbackMicros) {
+        if (sealed.isEmpty()) {
+            return 0;
+        }
+        long floorTime = nowMicros - lookbackMicros;
+        for (SealedSegment s : sealed) {
+            if (s.maxWitnessedAt() >= floorTime) {
+                return s.minSeq();
+            }
+        }
+        return sealed.get(sealed.size() - 1).minSeq();
+    }
+
+    /**
+     * Resolves a cursor. {@code nextSeq} is the next seq the writer will append (0 if unknown);
+     * {@code lookbackMicros} 0 disables cursors entirely.
+     */
+    public static CursorPlan resolve(CursorRequest req, List<SealedSegment> sealed, long nextSeq, long nowMicros,
+                                     long lookbackMicros, ZstdFrames zstd) {
+        if (lookbackMicros <= 0 || req.mode() == CursorRequest.Mode.LIVE) {
+            return CursorPlan.live(req, 0);
+        }
+        long floor = floor(sealed, nowMicros, lookbackMicros);
+        if (req.mode() == CursorRequest.Mode.SEQ) {
+            long cursor = Math.max(1, req.value());
+            if (nextSeq <= 0 || cursor >= nextSeq) {
+                return CursorPlan.live(req, floor);
+            }
+            if (floor > 0 && cursor < floor) {
+                return new CursorPlan(false, floor, true, floor, true, req);
+            }
+            return new CursorPlan(false, cursor, false, floor, false, req);
+        }
+        long ts = req.value();
+        if (ts > nowMicros) {
+            return CursorPlan.live(req, floor);
+        }
+        boolean clamped = false;
+        long start;
+        if (sealed.isEmpty()) {
+            start = 1;
+            clamped = true;
+        } else {
+            start = translate(ts, sealed, zstd);
+        }
+        if (floor > 0 && start < floor) {
+            start = floor;
+            clamped = true;
+        }
+        start = Math.max(1, start);
+        if (nextSeq > 0 && start >= nextSeq) {
+            return CursorPlan.live(req, floor);
+        }
+        return new CursorPlan(false, start, clamped, floor, false, req);
+    }
+
+    /** The first seq at or after {@code ts} among sealed segments (or just past them). */
+    static long translate(long ts, List<SealedSegment> sealed, ZstdFrames zstd) {
+        int lo = 0;
+        int hi = sealed.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (sealed.get(mid).maxWitnessedAt() >= ts) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        if (lo == sealed.size()) {
+            return sealed.get(sealed.size() - 1).maxSeq() + 1;
+        }
+        SealedSegment s = sealed.get(lo);
+        if (ts <= s.minWitnessedAt()) {
+            return s.minSeq();
+        }
+        SegmentReader r = s.reader();
+        int blo = 0;
+        int bhi = r.blockCount();
+        while (blo < bhi) {
+            int mid = (blo + bhi) >>> 1;
+            if (r.entry(mid).maxWitnessedAt() >= ts) {
+                bhi = mid;
+            } else {
+                blo = mid + 1;
+            }
+        }
+        if (blo == r.blockCount()) {
+            return s.maxSeq() + 1;
+        }
+        BlockIndexEntry e = r.entry(blo);
+        BlockView view = r.block(blo, new BlockView(), zstd);
+        for (int i = 0; i < view.size(); i++) {
+            if (view.witnessedAt(i) >= ts) {
+                return view.seq(i);
+            }
+        }
+        return e.maxSeq();
+    }
+}
