@@ -1,0 +1,57 @@
+package jetstream.simulator;
+
+import jetstream.atproto.crypto.KeyCurve;
+import jetstream.atproto.crypto.PrivateKey;
+
+/** One simulated account: identity, home host, signing key and hosting status. */
+final class Account {
+    final int index;
+    final String did;
+    final int host;
+    final KeyCurve curve;
+    String handle;
+    /** null while active; otherwise deactivated, takendown or deleted (terminal). */
+    String status;
+    /** The materialised repository, or null while it equals the seed-generated initial one (or is deleted). */
+    RepoState repo;
+    private PrivateKey key;
+    private java.math.BigInteger scalar;
+    private final byte[] keySeed;
+
+    Account(int index, String did, int host, KeyCurve curve, String handle, byte[] keySeed) {
+        this.index = index;
+        this.did = did;
+        this.host = host;
+        this.curve = curve;
+        this.handle = handle;
+        this.keySeed = keySeed;
+    }
+
+    boolean active() {
+        return status == null;
+    }
+
+    /** Derived on first use: point multiplication for 100 000 accounts is too slow to do up front. */
+    /** The private scalar, for {@link LiveSigner}. */
+    synchronized java.math.BigInteger scalar() {
+        if (scalar == null) {
+            scalar = new java.math.BigInteger(1, key().toBytes());
+        }
+        return scalar;
+    }
+
+    synchronized PrivateKey key() {
+        if (key == null) {
+            byte[] scalar = keySeed.clone();
+            while (true) {
+                try {
+                    key = PrivateKey.fromBytes(curve, scalar);
+                    break;
+                } catch (IllegalArgumentException outOfRange) {
+                    scalar = jetstream.atproto.crypto.Sha256.digest(scalar);
+                }
+            }
+        }
+        return key;
+    }
+}
