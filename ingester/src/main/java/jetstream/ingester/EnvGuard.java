@@ -1,0 +1,55 @@
+package jetstream.ingester;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Refuses unknown {@code JETSTREAM_*} environment variables (facts §8): a typo must fail startup
+ * naming the variable rather than silently run with a default. The reference's exempt prefixes
+ * ({@code JETSTREAM_APP_}, {@code JETSTREAM_SIM_}, {@code JETSTREAM_API_KEY}) are accepted.
+ */
+public final class EnvGuard {
+    /** Every flag env var of the reference (facts §8.1, §8.2) and this module's own. */
+    public static final Set<String> KNOWN = Set.of(
+            "JETSTREAM_LOG_LEVEL", "JETSTREAM_LOG_FORMAT", "JETSTREAM_ADDR", "JETSTREAM_DEBUG_ADDR",
+            "JETSTREAM_SHUTDOWN_TIMEOUT", "JETSTREAM_CLIENT_DRAIN_TIMEOUT", "JETSTREAM_RELAY_URL", "JETSTREAM_PLC_URL",
+            "JETSTREAM_DATA_DIR", "JETSTREAM_MAX_BACKFILL_REPOS", "JETSTREAM_BACKFILL_WORKERS",
+            "JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS", "JETSTREAM_BACKFILL_HOST_WORKERS_MAX",
+            "JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS", "JETSTREAM_BACKFILL_MAX_HOSTS", "JETSTREAM_BACKFILL_BATCH_SIZE",
+            "JETSTREAM_BACKFILL_ASYNC_FLUSH_WORKERS", "JETSTREAM_BACKFILL_REPOS", "JETSTREAM_SKIP_MERGE_DISCOVERY",
+            "JETSTREAM_FAILED_REPO_RETRY_INTERVAL", "JETSTREAM_FAILED_REPO_RETRY_WORKERS",
+            "JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS", "JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY",
+            "JETSTREAM_DISABLE_REPO_ACTION_RATE_LIMITS", "JETSTREAM_CURSOR_LOOKBACK", "JETSTREAM_SEGMENT_CACHE_MAX_AGE",
+            "JETSTREAM_PLAN_MAX_DIDS", "JETSTREAM_PLAN_MAX_COLLECTIONS", "JETSTREAM_PLAN_MAX_ENTRIES",
+            "JETSTREAM_PLAN_WHOLE_SEGMENT_THRESHOLD", "JETSTREAM_SUBSCRIBE_READ_LOG_RETENTION_BYTES",
+            "JETSTREAM_SUBSCRIBE_BLOCK_CACHE_BYTES", "JETSTREAM_SUBSCRIBE_READ_BATCH", "JETSTREAM_SUBSCRIBE_SLOW_WINDOW",
+            "JETSTREAM_SUBSCRIBE_SLOW_MIN_RATE", "JETSTREAM_CURSOR_BLOCK_INDEX_CACHE_SIZE",
+            "JETSTREAM_COMPACTION_INTERVAL", "JETSTREAM_COMPACTION_TOMBSTONE_CAP",
+            "JETSTREAM_COMPACTION_REWRITE_WORKERS", "JETSTREAM_TIMESTAMP_IMPORT_TOKEN", "JETSTREAM_TIMESTAMP_IMPORT_DIR",
+            "JETSTREAM_INGEST_START_STEADY", "JETSTREAM_INGEST_VERIFY", "JETSTREAM_INGEST_EVENTS_PER_BLOCK",
+            "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "JETSTREAM_INGEST_BLOCK_AGE");
+
+    private EnvGuard() {}
+
+    /** The unknown {@code JETSTREAM_*} names in {@code env}, sorted. */
+    public static Set<String> unknown(Map<String, String> env) {
+        Set<String> out = new TreeSet<>();
+        for (String k : env.keySet()) {
+            if (k.startsWith("JETSTREAM_") && !KNOWN.contains(k) && !k.startsWith("JETSTREAM_APP_")
+                    && !k.startsWith("JETSTREAM_SIM_") && !k.startsWith("JETSTREAM_API_KEY")) {
+                out.add(k);
+            }
+        }
+        return out;
+    }
+
+    /** Throws naming every unknown {@code JETSTREAM_*} variable. */
+    public static void check(Map<String, String> env) {
+        Set<String> bad = unknown(env);
+        if (!bad.isEmpty()) {
+            throw new IllegalStateException("unknown environment variable" + (bad.size() > 1 ? "s " : " ")
+                    + String.join(", ", bad) + " (not a jetstream setting; check the spelling)");
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package jetstream.ingester;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/** The ingester's meters (facts §9 names). Gauges read live values through suppliers. */
+public final class IngestMetrics {
+    private final MeterRegistry registry;
+    public final Counter eventsAppended;
+    public final Counter blocksFlushed;
+    public final Counter segmentsRotated;
+    public final Counter appendErrors;
+    public final Timer sealDuration;
+    public final Counter liveReceived;
+    public final Counter liveReconnects;
+    public final Counter liveDecodeErrors;
+    public final Counter liveSequenceGaps;
+    public final Counter liveSequenceGapMissed;
+    public final Counter liveUnknown;
+    public final Counter liveVerifyQueueDropped;
+    public final Counter replayedAccountDropped;
+    public final Counter replayedIdentityDropped;
+    public final Counter staleResyncsDropped;
+    public final Counter feedSlowReadersDisconnected;
+    public final AtomicLong upstreamCursor = new AtomicLong();
+    public final AtomicLong lastSeenUpstreamEventSeconds = new AtomicLong();
+    private final ConcurrentHashMap<String, Counter> labelled = new ConcurrentHashMap<>();
+
+    public IngestMetrics(MeterRegistry r) {
+        this.registry = r;
+        eventsAppended = r.counter("jetstream_ingest_events_appended_total");
+        blocksFlushed = r.counter("jetstream_ingest_blocks_flushed_total");
+        segmentsRotated = r.counter("jetstream_ingest_segments_rotated_total");
+        appendErrors = r.counter("jetstream_ingest_append_errors_total");
+        sealDuration = Timer.builder("jetstream_segment_seal_duration_seconds").publishPercentileHistogram().register(r);
+        liveReceived = r.counter("jetstream_livestream_events_received_total");
+        liveReconnects = r.counter("jetstream_livestream_reconnects_total");
+        liveDecodeErrors = r.counter("jetstream_livestream_decode_errors_total");
+        liveSequenceGaps = r.counter("jetstream_livestream_sequence_gaps_total");
+        liveSequenceGapMissed = r.counter("jetstream_livestream_sequence_gap_missed_seqs_total");
+        liveUnknown = r.counter("jetstream_livestream_unknown_events_total");
+        liveVerifyQueueDropped = r.counter("jetstream_livestream_verify_queue_dropped_events_total");
+        replayedAccountDropped = r.counter("jetstream_livestream_replayed_account_events_dropped_total");
+        replayedIdentityDropped = r.counter("jetstream_livestream_replayed_identity_events_dropped_total");
+        staleResyncsDropped = r.counter("jetstream_livestream_stale_resyncs_dropped_total");
+        feedSlowReadersDisconnected = r.counter("jetstream_feed_slow_readers_disconnected_total");
+        r.gauge("jetstream_livestream_upstream_cursor", upstreamCursor, AtomicLong::doubleValue);
+        r.gauge("jetstream_livestream_last_seen_upstream_event_timestamp_seconds", lastSeenUpstreamEventSeconds,
+                AtomicLong::doubleValue);
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    public void gauge(String name, Supplier<Number> value) {
+        io.micrometer.core.instrument.Gauge.builder(name, value).strongReference(true).register(registry);
+    }
+
+    /** {@code jetstream_ingest_dropped_events_total{source,reason}}. */
+    public void dropped(String source, String reason) {
+        labelled.computeIfAbsent("d\0" + source + "\0" + reason,
+                k -> registry.counter("jetstream_ingest_dropped_events_total", "source", source, "reason", reason)).increment();
+    }
+
+    public void verifierFailure(String kind) {
+        labelled.computeIfAbsent("v\0" + kind, k -> registry.counter("jetstream_verifier_failures_total", "kind", kind)).increment();
+    }
+
+    public void streamErrorFrame(String code) {
+        labelled.computeIfAbsent("e\0" + code,
+                k -> registry.counter("jetstream_livestream_stream_error_frames_total", "code", code)).increment();
+    }
+
+    public double droppedCount(String source, String reason) {
+        Counter c = labelled.get("d\0" + source + "\0" + reason);
+        return c == null ? 0 : c.count();
+    }
+}

@@ -1,0 +1,381 @@
+package jetstream.ingester.live;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+import jetstream.atproto.DecodeException;
+import jetstream.atproto.firehose.ArchiveRow;
+import jetstream.atproto.firehose.Drop;
+import jetstream.atproto.firehose.FirehoseMessage;
+import jetstream.atproto.firehose.FrameDecoder;
+import jetstream.atproto.firehose.RepoRecord;
+import jetstream.atproto.firehose.RowConverter;
+import jetstream.atproto.firehose.ByteSlice;
+import jetstream.atproto.firehose.UpstreamSeqGaps;
+import jetstream.atproto.sync.CommitVerifier;
+import jetstream.atproto.sync.Repo;
+import jetstream.atproto.sync.RepoOp;
+import jetstream.atproto.sync.VerifyResult;
+import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.store.MetaKeys;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+
+/**
+ * The live firehose consumer (facts §10.2, §10.3): a WebSocket client of
+ * {@code com.atproto.sync.subscribeRepos} from the persisted {@code relay/cursor}, one event at a
+ * time (the WebSocket is asked for the next message only after the current one was handed to the
+ * writer, so a slow disk slows the relay connection, never memory). Per event: decode, Sync 1.1
+ * verification (optional), replay ratchets for {@code #identity}/{@code #account}, the validation
+ * gate ({@link RowConverter}), then a writer submission that stages {@code relay/cursor} and the
+ * ratchets into the durability batch of the block holding the rows. {@code #sync} yields its kind 6
+ * row followed by kind 7 rows of a fresh {@code getRepo} from the account's PDS. A live first
+ * sighting never triggers a download. Reconnects with exponential backoff.
+ */
+public final class LiveConsumer implements AutoCloseable {
+    private static final String SOURCE = "live";
+
+    private final URI relay;
+    private final HttpClient http;
+    private final MetaStore store;
+    private final SteadyWriter writer;
+    private final IdentityResolver identities;
+    private final IngestMetrics metrics;
+    private final boolean verify;
+    private final BooleanSupplier steadyState;
+    /** Maps a DID document's PDS endpoint to the URL to dial (identity in production; tests route simulated hosts). */
+    private final UnaryOperator<String> pdsRoute;
+    private final FrameDecoder decoder = new FrameDecoder();
+    private final RowConverter converter = new RowConverter();
+    private final UpstreamSeqGaps gaps = new UpstreamSeqGaps();
+    private final Map<String, Long> ratchets = new LinkedHashMap<>(1024, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> e) {
+            return size() > 100_000;
+        }
+    };
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile WebSocket socket;
+    private volatile long cursor;
+    private volatile long connects;
+
+    public LiveConsumer(URI relay, HttpClient http, MetaStore store, SteadyWriter writer, IdentityResolver identities,
+                        IngestMetrics metrics, boolean verify, BooleanSupplier steadyState, UnaryOperator<String> pdsRoute) {
+        String scheme = relay.getScheme();
+        if (!"http".equals(scheme) && !"https".equals(scheme)) {
+            throw new IllegalArgumentException("relay URL must be http:// or https://, got " + relay);
+        }
+        this.relay = relay;
+        this.http = http;
+        this.store = store;
+        this.writer = writer;
+        this.identities = identities;
+        this.metrics = metrics;
+        this.verify = verify;
+        this.steadyState = steadyState;
+        this.pdsRoute = pdsRoute;
+        this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
+        metrics.upstreamCursor.set(Math.max(0, cursor));
+        this.thread = new Thread(this::run, "live-consumer");
+        this.thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+    }
+
+    /** The upstream seq of the last event handed to the writer (-1 before any). */
+    public long cursor() {
+        return cursor;
+    }
+
+    public long connects() {
+        return connects;
+    }
+
+    URI subscribeUri() {
+        String base = relay.toString();
+        if (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        base = (base.startsWith("https") ? "wss" : "ws") + base.substring(base.indexOf(':'));
+        String q = cursor >= 0 ? "?cursor=" + cursor : "";
+        return URI.create(base + "/xrpc/com.atproto.sync.subscribeRepos" + q);
+    }
+
+    private void run() {
+        long backoff = 100;
+        while (running) {
+            CompletableFuture<Void> ended = new CompletableFuture<>();
+            try {
+                socket = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10))
+                        .buildAsync(subscribeUri(), new Listener(ended)).join();
+                connects++;
+                backoff = 100;
+                ended.join();
+            } catch (RuntimeException e) {
+                // connection refused, handshake failure or a dropped stream: reconnect below
+            }
+            if (!running) {
+                return;
+            }
+            metrics.liveReconnects.increment();
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                return;
+            }
+            backoff = Math.min(30_000, backoff * 2);
+        }
+    }
+
+    private final class Listener implements WebSocket.Listener {
+        private final CompletableFuture<Void> ended;
+        private byte[] buf = new byte[64 << 10];
+        private int len;
+
+        Listener(CompletableFuture<Void> ended) {
+            this.ended = ended;
+        }
+
+        @Override
+        public void onOpen(WebSocket ws) {
+            ws.request(1);
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+            int n = data.remaining();
+            if (len + n > buf.length) {
+                buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
+            }
+            data.get(buf, len, n);
+            len += n;
+            if (last) {
+                byte[] frame = java.util.Arrays.copyOf(buf, len);
+                len = 0;
+                try {
+                    if (!handle(frame)) {
+                        ws.abort();
+                        ended.complete(null);
+                        return null;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    ws.abort();
+                    ended.complete(null);
+                    return null;
+                } catch (RuntimeException e) {
+                    ended.completeExceptionally(e);
+                    ws.abort();
+                    return null;
+                }
+            }
+            ws.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+            ws.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+            ended.complete(null);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket ws, Throwable error) {
+            ended.complete(null);
+        }
+    }
+
+    /** Handles one frame; false when the stream must be reconnected (relay error frame). */
+    boolean handle(byte[] frame) throws InterruptedException {
+        metrics.liveReceived.increment();
+        FirehoseMessage m;
+        try {
+            m = decoder.decode(frame);
+        } catch (DecodeException e) {
+            metrics.liveDecodeErrors.increment();
+            return true;
+        }
+        if (m instanceof FirehoseMessage.Error e) {
+            metrics.streamErrorFrame(e.error() == null ? "unknown" : e.error());
+            return false;
+        }
+        if (m instanceof FirehoseMessage.Unknown) {
+            metrics.liveUnknown.increment();
+            return true;
+        }
+        if (m instanceof FirehoseMessage.Info) {
+            return true;
+        }
+        long seq = m.seq();
+        long missed = gaps.observe(seq);
+        if (missed > 0) {
+            metrics.liveSequenceGaps.increment();
+            metrics.liveSequenceGapMissed.increment(missed);
+        }
+        Map<String, byte[]> stage = new HashMap<>();
+        stage.put(MetaKeys.RELAY_CURSOR, MetaKeys.versionedU64le(seq));
+        List<ArchiveRow> rows = rows(m, seq, stage);
+        if (rows != null && steadyState.getAsBoolean()) {
+            metrics.lastSeenUpstreamEventSeconds.set(Instant.now().getEpochSecond());
+        }
+        final long s = seq;
+        writer.submit(new SteadyWriter.Submission(rows == null ? List.of() : rows, stage, () -> {
+            cursor = s;
+            metrics.upstreamCursor.set(s);
+        }));
+        return true;
+    }
+
+    /** The rows of one message (null when the whole event is dropped), staging its metadata. */
+    private List<ArchiveRow> rows(FirehoseMessage m, long seq, Map<String, byte[]> stage) {
+        if (m instanceof FirehoseMessage.Identity id) {
+            if (!ratchet(MetaKeys.SYNC_IDENT_PREFIX + id.did(), seq, stage)) {
+                metrics.replayedIdentityDropped.increment();
+                return null;
+            }
+            identities.invalidate(id.did());
+        } else if (m instanceof FirehoseMessage.Account ac) {
+            if (!ratchet(MetaKeys.SYNC_ACCT_PREFIX + ac.did(), seq, stage)) {
+                metrics.replayedAccountDropped.increment();
+                return null;
+            }
+        } else if (m instanceof FirehoseMessage.Commit c && verify) {
+            IdentityResolver.Resolved r = resolve(c.repo(), stage);
+            List<RepoOp> ops = new ArrayList<>(c.ops().size());
+            for (FirehoseMessage.RepoOp op : c.ops()) {
+                ops.add(new RepoOp(op.action(), op.path(), op.cid(), op.prev()));
+            }
+            ByteSlice car = c.blocks();
+            VerifyResult v = CommitVerifier.verify(c.repo(), c.rev(), c.commit(), car.buffer(), car.offset(), car.length(),
+                    ops, c.prevData(), r.doc() == null ? null : r.doc().signingKey());
+            if (!v.ok()) {
+                metrics.verifierFailure(v.reason());
+                return null;
+            }
+        } else if (m instanceof FirehoseMessage.Sync sy && verify) {
+            IdentityResolver.Resolved r = resolve(sy.did(), stage);
+            ByteSlice car = sy.blocks();
+            VerifyResult v = CommitVerifier.verifySync(sy.did(), sy.rev(), car.buffer(), car.offset(), car.length(),
+                    r.doc() == null ? null : r.doc().signingKey());
+            if (!v.ok()) {
+                metrics.verifierFailure(v.reason());
+                return null;
+            }
+        }
+        RowConverter.Result res = converter.convert(m);
+        for (Drop d : res.drops()) {
+            metrics.dropped(SOURCE, d.reason());
+        }
+        if (res.eventDropped()) {
+            return null;
+        }
+        if (m instanceof FirehoseMessage.Sync sy && !res.rows().isEmpty()) {
+            List<ArchiveRow> out = new ArrayList<>(res.rows());
+            out.addAll(resync(sy.did(), sy.rev(), stage));
+            return out;
+        }
+        return res.rows();
+    }
+
+    private IdentityResolver.Resolved resolve(String did, Map<String, byte[]> stage) {
+        IdentityResolver.Resolved r = identities.resolve(did);
+        if (r.key() != null) {
+            stage.put(r.key(), r.value());
+        }
+        return r;
+    }
+
+    /** Kind 7 rows of the account's repository fetched fresh from its PDS; none when it cannot be fetched. */
+    private List<ArchiveRow> resync(String did, String rev, Map<String, byte[]> stage) {
+        IdentityResolver.Resolved r = resolve(did, stage);
+        if (r.doc() == null || r.doc().pdsEndpoint() == null) {
+            metrics.verifierFailure("resync_unresolved");
+            return List.of();
+        }
+        String pds = pdsRoute.apply(r.doc().pdsEndpoint());
+        if (pds.endsWith("/")) {
+            pds = pds.substring(0, pds.length() - 1);
+        }
+        try {
+            HttpResponse<byte[]> resp = http.send(HttpRequest.newBuilder(URI.create(pds
+                    + "/xrpc/com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8)))
+                    .timeout(Duration.ofSeconds(60)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+            if (resp.statusCode() != 200) {
+                metrics.verifierFailure("resync_fetch");
+                return List.of();
+            }
+            byte[] car = resp.body();
+            Repo repo = Repo.read(car);
+            List<RepoRecord> records = new ArrayList<>();
+            repo.walk((key, cid, block) -> {
+                if (block != null) {
+                    records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
+                            new ByteSlice(block.buffer(), block.offset(), block.length())));
+                }
+            });
+            RowConverter.Result res = converter.resyncRecords(did, repo.commit().rev(), records);
+            for (Drop d : res.drops()) {
+                metrics.dropped(SOURCE, d.reason());
+            }
+            return res.rows();
+        } catch (DecodeException | java.io.IOException | IllegalArgumentException e) {
+            metrics.verifierFailure("resync_fetch");
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
+    }
+
+    /** Whether upstream {@code seq} is above the key's ratchet; if so the new ratchet is staged. */
+    private boolean ratchet(String key, long seq, Map<String, byte[]> stage) {
+        Long known = ratchets.get(key);
+        long applied = known != null ? known : MetaKeys.readVersionedI64be(key, store.get(key));
+        if (seq <= applied) {
+            return false;
+        }
+        ratchets.put(key, seq);
+        stage.put(key, MetaKeys.versionedI64be(seq));
+        return true;
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        WebSocket ws = socket;
+        if (ws != null) {
+            ws.abort();
+        }
+        thread.interrupt();
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

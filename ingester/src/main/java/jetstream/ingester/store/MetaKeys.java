@@ -1,0 +1,102 @@
+package jetstream.ingester.store;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import jetstream.feed.Vacancy;
+
+/**
+ * The metadata key space (facts §4.1, spec §3.5) and the value encodings this module writes.
+ * Keys are ASCII; {@code <did>} verbatim.
+ */
+public final class MetaKeys {
+    /** Exact durable coverage frontier (events plus registered vacancies): 8 bytes u64 LE. */
+    public static final String SEQ_NEXT = "seq/next";
+    /** Exclusive end of the steady writer's durable seq lease: 8 bytes u64 LE (same encoding as seq/next). */
+    public static final String SEQ_MAX_RESERVED = "seq/max_reserved";
+    /** {@code seq/gap/<8-byte BE start>} → {@code 0x01, reason u8, end u64 LE}. */
+    public static final String SEQ_GAP_PREFIX = "seq/gap/";
+    /** Upstream relay cursor: {@code 0x01} + u64 LE. */
+    public static final String RELAY_CURSOR = "relay/cursor";
+    public static final String PHASE = "phase";
+    public static final String PHASE_ENTERED_AT = "phase/entered_at";
+    public static final String SYNC_IDENT_PREFIX = "sync/ident/";
+    public static final String SYNC_ACCT_PREFIX = "sync/acct/";
+    public static final String SYNC_IDENTITY_PREFIX = "sync/identity/";
+    public static final String SYNC_CHAIN_PREFIX = "sync/chain/";
+
+    private MetaKeys() {}
+
+    public static byte[] u64le(long v) {
+        return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+    }
+
+    /** An 8-byte u64 LE value; absent is 0. Any other length is our own corruption. */
+    public static long readU64le(String key, byte[] v) {
+        if (v == null) {
+            return 0;
+        }
+        if (v.length != 8) {
+            throw new IllegalStateException("metadata key " + key + " holds " + v.length + " bytes, expected 8");
+        }
+        return ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
+    public static byte[] versionedU64le(long v) {
+        return ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).put((byte) 1).putLong(v).array();
+    }
+
+    /** A {@code 0x01 + u64 LE} value; absent is -1. The high bit set is a hard error (facts §4.1). */
+    public static long readVersionedU64le(String key, byte[] v) {
+        if (v == null) {
+            return -1;
+        }
+        if (v.length != 9 || v[0] != 1) {
+            throw new IllegalStateException("metadata key " + key + " is not a version-1 u64");
+        }
+        long x = ByteBuffer.wrap(v, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        if (x < 0) {
+            throw new IllegalStateException("metadata key " + key + " has the high bit set");
+        }
+        return x;
+    }
+
+    /** {@code 0x01} + i64 BE (the {@code sync/ident/}, {@code sync/acct/} ratchets). */
+    public static byte[] versionedI64be(long v) {
+        return ByteBuffer.allocate(9).put((byte) 1).putLong(v).array();
+    }
+
+    public static long readVersionedI64be(String key, byte[] v) {
+        if (v == null) {
+            return Long.MIN_VALUE;
+        }
+        if (v.length != 9 || v[0] != 1) {
+            throw new IllegalStateException("metadata key " + key + " is not a version-1 i64");
+        }
+        return ByteBuffer.wrap(v, 1, 8).getLong();
+    }
+
+    public static byte[] gapKeyBytes(long start) {
+        byte[] p = SEQ_GAP_PREFIX.getBytes(StandardCharsets.US_ASCII);
+        return ByteBuffer.allocate(p.length + 8).put(p).putLong(start).array();
+    }
+
+    public static byte[] gapValue(Vacancy v) {
+        return ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN).put((byte) 1).put((byte) v.reason().code())
+                .putLong(v.end()).array();
+    }
+
+    public static Vacancy parseGap(byte[] key, byte[] value) {
+        int p = SEQ_GAP_PREFIX.length();
+        if (key.length != p + 8 || value.length != 10 || value[0] != 1) {
+            throw new IllegalStateException("malformed seq/gap entry");
+        }
+        long start = ByteBuffer.wrap(key, p, 8).getLong();
+        Vacancy.Reason reason = Vacancy.Reason.ofCode(value[1] & 0xFF);
+        long end = ByteBuffer.wrap(value, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        if (reason == null) {
+            throw new IllegalStateException("seq/gap entry at " + start + " has an unknown reason");
+        }
+        return new Vacancy(start, end, reason);
+    }
+}

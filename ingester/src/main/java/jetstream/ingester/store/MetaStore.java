@@ -1,0 +1,183 @@
+package jetstream.ingester.store;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Status;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The ingester's metadata store, {@code data/meta.rocksdb} (facts §4 key space, spec §3.5). Only the
+ * ingester opens it. Every write is a synced batch; a failed read or write is fatal
+ * ({@link MetaStoreException}, ENOSPC named). Thread-safe (RocksDB is).
+ */
+public final class MetaStore implements AutoCloseable {
+    public static final String DIR_NAME = "meta.rocksdb";
+
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    private final Path dir;
+    private final Options options;
+    private final RocksDB db;
+    private final WriteOptions sync;
+
+    private MetaStore(Path dir, Options options, RocksDB db) {
+        this.dir = dir;
+        this.options = options;
+        this.db = db;
+        this.sync = new WriteOptions().setSync(true);
+    }
+
+    /** Opens (creating) {@code <dataDir>/meta.rocksdb}. */
+    public static MetaStore open(Path dataDir) {
+        Path dir = dataDir.resolve(DIR_NAME);
+        Options options = new Options().setCreateIfMissing(true)
+                .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(new BloomFilter(10)));
+        try {
+            Files.createDirectories(dataDir);
+            return new MetaStore(dir, options, RocksDB.open(options, dir.toString()));
+        } catch (RocksDBException | java.io.IOException e) {
+            options.close();
+            throw new MetaStoreException("opening", dir, e);
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public byte[] get(String key) {
+        try {
+            return db.get(key.getBytes(StandardCharsets.UTF_8));
+        } catch (RocksDBException e) {
+            throw new MetaStoreException("reading " + key + " from", dir, e);
+        }
+    }
+
+    /** Keys and values under {@code prefix}, in key order. */
+    public List<byte[][]> scan(String prefix) {
+        byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
+        List<byte[][]> out = new ArrayList<>();
+        try (RocksIterator it = db.newIterator()) {
+            for (it.seek(p); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length < p.length || !Arrays.equals(k, 0, p.length, p, 0, p.length)) {
+                    break;
+                }
+                out.add(new byte[][] {k, it.value()});
+            }
+            it.status();
+        } catch (RocksDBException e) {
+            throw new MetaStoreException("scanning " + prefix + " in", dir, e);
+        }
+        return out;
+    }
+
+    public Batch batch() {
+        return new Batch();
+    }
+
+    /** One atomic, synced write. */
+    public final class Batch implements AutoCloseable {
+        private final WriteBatch wb = new WriteBatch();
+        private int ops;
+
+        public Batch put(String key, byte[] value) {
+            return put(key.getBytes(StandardCharsets.UTF_8), value);
+        }
+
+        public Batch put(byte[] key, byte[] value) {
+            try {
+                wb.put(key, value);
+            } catch (RocksDBException e) {
+                throw new MetaStoreException("staging a write for", dir, e);
+            }
+            ops++;
+            return this;
+        }
+
+        public Batch delete(String key) {
+            try {
+                wb.delete(key.getBytes(StandardCharsets.UTF_8));
+            } catch (RocksDBException e) {
+                throw new MetaStoreException("staging a delete for", dir, e);
+            }
+            ops++;
+            return this;
+        }
+
+        public int size() {
+            return ops;
+        }
+
+        /** Commits with fsync; fatal on failure. */
+        public void commit() {
+            try {
+                db.write(sync, wb);
+            } catch (RocksDBException e) {
+                throw new MetaStoreException("committing a synced batch to", dir, e);
+            }
+        }
+
+        @Override
+        public void close() {
+            wb.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            db.syncWal();
+        } catch (RocksDBException ignored) {
+            // every batch was already committed with sync; nothing is left to flush
+        }
+        sync.close();
+        db.close();
+        options.close();
+    }
+
+    /** A failed metadata read or write: fatal, with the ENOSPC operator message when the disk is full. */
+    public static final class MetaStoreException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final boolean diskFull;
+
+        MetaStoreException(String action, Path dir, Exception cause) {
+            super(message(action, dir, cause), cause);
+            this.diskFull = isDiskFull(cause);
+        }
+
+        public boolean diskFull() {
+            return diskFull;
+        }
+
+        private static boolean isDiskFull(Exception e) {
+            if (e instanceof RocksDBException r && r.getStatus() != null
+                    && r.getStatus().getSubCode() == Status.SubCode.NoSpace) {
+                return true;
+            }
+            String m = e.getMessage();
+            return m != null && (m.contains("No space left on device") || m.contains("ENOSPC"));
+        }
+
+        private static String message(String action, Path dir, Exception cause) {
+            if (isDiskFull(cause)) {
+                return "fatal persistence error: disk full (ENOSPC) while " + action + " " + dir
+                        + ": free space or move the data directory, then restart jetstream";
+            }
+            return "fatal persistence error while " + action + " " + dir + ": " + cause.getMessage();
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package jetstream.ingester;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** Test helper: a JVM child running a main class of the test classpath, with line-based stdin/stdout. */
+final class ChildProcess implements AutoCloseable {
+    final Process process;
+    private final Writer stdin;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+    ChildProcess(Class<?> main, Path log, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                main.getName()));
+        cmd.addAll(List.of(args));
+        process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String l;
+                while ((l = r.readLine()) != null) {
+                    lines.add(l);
+                }
+            } catch (IOException ignored) {
+                // the child died; waitFor reports it
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The next stdout line starting with {@code prefix} within {@code seconds}; fails otherwise. */
+    String await(String prefix, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            String l = lines.poll(100, TimeUnit.MILLISECONDS);
+            if (l != null && l.startsWith(prefix)) {
+                return l;
+            }
+            if (l == null && !process.isAlive() && lines.isEmpty()) {
+                throw new AssertionError("child exited with " + process.exitValue() + " before printing " + prefix);
+            }
+        }
+        throw new AssertionError("child did not print " + prefix + " within " + seconds + " s");
+    }
+
+    List<String> drainLines() {
+        List<String> out = new ArrayList<>();
+        lines.drainTo(out);
+        return out;
+    }
+
+    void send(String line) throws IOException {
+        stdin.write(line + "\n");
+        stdin.flush();
+    }
+
+    /** kill -9. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            kill();
+        }
+    }
+}
