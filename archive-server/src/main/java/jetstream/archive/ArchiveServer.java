@@ -383,12 +383,10 @@ public class ArchiveServer {
     }
 
     private static String segmentName(String v) {
-        try {
-            SegmentName.parse(v);
-            return v;
-        } catch (RuntimeException e) {
+        if (SegmentName.parse(v) < 0) {
             throw Xrpc.invalid("malformed segment name");
         }
+        return v;
     }
 
     private ServedSegment served(String name) {

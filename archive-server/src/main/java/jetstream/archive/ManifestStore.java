@@ -110,6 +110,9 @@ public final class ManifestStore {
     /** Reloads one file now (the feed announced it sealed or rewritten); a vanished file is dropped. */
     public synchronized void refresh(String name) throws IOException {
         long index = SegmentName.parse(name);
+        if (index < 0) {
+            throw new IllegalArgumentException("not a segment name: " + name);
+        }
         Path p = dir.resolve(name);
         State cur = state.get();
         Map<String, ServedSegment> next = new HashMap<>(cur.served());
