@@ -115,7 +115,7 @@ public class UpgradeFilter {
         }
         if ("true".equals(first(q, "compress")) || contains(req.getHeader("Socket-Encoding"), "zstd")) {
             xrpc(rc, 400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on this "
-                    + "endpoint; use zstdDictionary=<id> (see getZstdDictionary)");
+                    + "endpoint; use zstdDictionary with the id from getZstdDictionary");
             return;
         }
         boolean zstd = false;

@@ -1,0 +1,200 @@
+package jetstream.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** Every pre-upgrade answer of facts §5.7, §5.10, §6.1–§6.4 and §7.1–§7.4, as plain HTTP. */
+@QuarkusTest
+class PreUpgradeErrorsTest {
+    @TestHTTPResource("/")
+    URI base;
+    @Inject
+    Gateway gateway;
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @BeforeEach
+    void setUp() {
+        Fixture.install(gateway);
+    }
+
+    @AfterEach
+    void steady() {
+        gateway.setPhase(Gateway.STEADY_STATE);
+    }
+
+    private HttpResponse<byte[]> get(String pathAndQuery, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(pathAndQuery)).GET();
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private void v1(int status, String body, String pathAndQuery, String... headers) throws Exception {
+        HttpResponse<byte[]> r = get(pathAndQuery, headers);
+        assertEquals(status, r.statusCode(), pathAndQuery);
+        assertEquals(body + "\n", new String(r.body()), pathAndQuery);
+        assertEquals("text/plain; charset=utf-8", r.headers().firstValue("Content-Type").orElse(""));
+        assertEquals("nosniff", r.headers().firstValue("X-Content-Type-Options").orElse(""));
+    }
+
+    private void v2(int status, String name, String message, String query, String... headers) throws Exception {
+        HttpResponse<byte[]> r = get(UpgradeFilter.V2_PATH + query, headers);
+        assertEquals(status, r.statusCode(), query);
+        assertEquals("{\"error\":\"" + name + "\",\"message\":\"" + goJson(message) + "\"}",
+                new String(r.body()), query);
+        assertEquals("application/json", r.headers().firstValue("Content-Type").orElse(""));
+    }
+
+    /** Go encoding/json string escaping for the messages used here. */
+    private static String goJson(String s) {
+        return s.replace("\"", "\\\"").replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026");
+    }
+
+    @Test
+    void beforeSteadyStateBothEndpointsAnswer503() throws Exception {
+        gateway.setPhase("bootstrap");
+        v1(503, "service not ready: bootstrap in progress", "/subscribe");
+        v2(503, "ServiceUnavailable", "service not ready: bootstrap in progress", "");
+        // getZstdDictionary is not gated.
+        assertEquals(200, get("/xrpc/network.bsky.jetstream.getZstdDictionary").statusCode());
+    }
+
+    @Test
+    void v1Errors() throws Exception {
+        v1(400, "subscribe: invalid options: invalid semicolon separator in query", "/subscribe?a=1;b=2");
+        v1(400, UpgradeFilter.BOTH_COMPRESSIONS, "/subscribe?compress=true",
+                "Sec-WebSocket-Extensions", "permessage-deflate; client_max_window_bits");
+        v1(400, UpgradeFilter.BOTH_COMPRESSIONS, "/subscribe", "Socket-Encoding", "zstd",
+                "Sec-WebSocket-Extensions", "permessage-deflate");
+        v1(400, "subscribe: invalid options: invalid collection: app..bad", "/subscribe?wantedCollections=app..bad");
+        StringBuilder many = new StringBuilder("/subscribe?");
+        for (int i = 0; i < 101; i++) {
+            many.append("wantedCollections=app.bsky.c").append((char) ('a' + i % 26)).append(i / 26 == 0 ? "" : "x".repeat(i / 26)).append('&');
+        }
+        v1(400, "subscribe: invalid options: too many wanted collections: > 100", many.toString());
+        v1(400, "subscribe: invalid options: invalid DID: notadid", "/subscribe?wantedDids=notadid");
+        v1(400, "subscribe: invalid cursor: \"abc\"", "/subscribe?cursor=abc");
+        v1(400, "subscribe: invalid cursor: negative value -5", "/subscribe?cursor=-5");
+    }
+
+    @Test
+    void cursorReplayWarmingUp() throws Exception {
+        Ring fresh = gateway.ring();
+        // A ring that never heard from the feed cannot resolve cursors.
+        java.lang.reflect.Field f = Ring.class.getDeclaredField("started");
+        f.setAccessible(true);
+        f.setBoolean(fresh, false);
+        try {
+            v1(503, "service not ready: cursor replay warming up", "/subscribe");
+            v2(503, "ServiceUnavailable", "service not ready: cursor replay warming up", "?cursor=5");
+        } finally {
+            f.setBoolean(fresh, true);
+        }
+    }
+
+    @Test
+    void v2Errors() throws Exception {
+        v2(400, "InvalidRequest", "subscribe: invalid options: wantedDids is the legacy /subscribe parameter; use dids",
+                "?wantedDids=did:plc:abc");
+        v2(400, "InvalidRequest",
+                "subscribe: invalid options: wantedCollections is the legacy /subscribe parameter; use collections",
+                "?wantedCollections=app.bsky.feed.post");
+        v2(400, "InvalidRequest", "subscribe: invalid options: requireHello is not supported on this endpoint; it is "
+                + "server-push only (subscriber-sourced messages were removed)", "?requireHello=true");
+        v2(400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on this endpoint; use "
+                + "zstdDictionary with the id from getZstdDictionary", "?compress=true");
+        v2(400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on this endpoint; use "
+                + "zstdDictionary with the id from getZstdDictionary", "", "Socket-Encoding", "gzip, zstd");
+        v2(400, "InvalidRequest", "zstdDictionary must be a positive integer zstd dictionary ID", "?zstdDictionary=0");
+        v2(400, "InvalidRequest", "zstdDictionary must be a positive integer zstd dictionary ID", "?zstdDictionary=x");
+        v2(400, "UnknownZstdDictionary", "unknown zstd dictionary id 7; current dictionary id is 20260811 (fetch it "
+                + "via getZstdDictionary and reconnect)", "?zstdDictionary=7");
+        v2(400, "InvalidRequest", "subscribe: invalid options: too many kinds values: 5 > 4",
+                "?kinds=commit&kinds=sync&kinds=account&kinds=identity&kinds=commit");
+        v2(400, "InvalidRequest", "subscribe: invalid options: unknown kind \"commit,sync\" (valid: commit, identity, "
+                + "account, sync)", "?kinds=commit,sync");
+        v2(400, "InvalidRequest", "subscribe: invalid options: invalid DID: bad", "?dids=bad");
+        v2(400, "InvalidRequest", "subscribe: invalid options: invalid collection wildcard: app..*",
+                "?collections=app..*");
+        v2(400, "InvalidRequest", "subscribe: invalid options: invalid collection: nope", "?collections=nope");
+        v2(400, "InvalidRequest", "subscribe: invalid options: collections filter can never apply: kinds excludes commit",
+                "?kinds=identity&collections=app.bsky.feed.post");
+        v2(400, "InvalidRequest", "subscribe: invalid options: maxMessageSizeBytes must be one unsigned 32-bit integer",
+                "?maxMessageSizeBytes=1&maxMessageSizeBytes=2");
+        v2(400, "InvalidRequest", "subscribe: invalid options: invalid maxMessageSizeBytes \"-1\"",
+                "?maxMessageSizeBytes=-1");
+        v2(400, "InvalidRequest", "subscribe: invalid options: invalid maxMessageSizeBytes \"4294967296\"",
+                "?maxMessageSizeBytes=4294967296");
+        v2(400, "InvalidRequest", "subscribe: invalid cursor: \"1.5\"", "?cursor=1.5");
+        long floor = Fixture.lastSealedMinSeq(gateway);
+        assertTrue(floor > 1);
+        v2(400, "CursorTooOld", "subscribe: cursor too old: cursor 1 below lookback floor " + floor
+                + "; re-backfill from your last seq", "?cursor=0");
+        v2(400, "CursorTooOld", "subscribe: cursor too old: cursor " + (floor - 1) + " below lookback floor " + floor
+                + "; re-backfill from your last seq", "?cursor=" + (floor - 1));
+        StringBuilder dids = new StringBuilder("?");
+        for (int i = 0; i < 10_001; i++) {
+            dids.append("dids=did:plc:a&");
+        }
+        v2(400, "InvalidRequest", "subscribe: invalid options: too many dids values: 10001 > 10000", dids.toString());
+    }
+
+    @Test
+    void zstdDictionaryEndpoint() throws Exception {
+        HttpResponse<byte[]> r = get("/xrpc/network.bsky.jetstream.getZstdDictionary");
+        assertEquals(200, r.statusCode());
+        assertEquals("f631a689a829b84b042ba45bcd7a7c2f792467192c5832fcfc1fc48afbec96aa", sha256(r.body()));
+        assertEquals(65_536, r.body().length);
+        assertEquals("application/octet-stream", r.headers().firstValue("Content-Type").orElse(""));
+        assertEquals("\"zstd-dict-20260811\"", r.headers().firstValue("ETag").orElse(""));
+        assertEquals("public, max-age=31536000, immutable", r.headers().firstValue("Cache-Control").orElse(""));
+        assertEquals("20260811", r.headers().firstValue("X-Zstd-Dictionary-Id").orElse(""));
+        assertTrue(r.headers().firstValue("Last-Modified").isPresent());
+        assertEquals(200, get("/xrpc/network.bsky.jetstream.getZstdDictionary?id=20260811").statusCode());
+        assertEquals(304, get("/xrpc/network.bsky.jetstream.getZstdDictionary", "If-None-Match", "\"zstd-dict-20260811\"")
+                .statusCode());
+        HttpResponse<byte[]> bad = get("/xrpc/network.bsky.jetstream.getZstdDictionary?id=x");
+        assertEquals(400, bad.statusCode());
+        assertEquals("{\"error\":\"InvalidRequest\",\"message\":\"id must be an integer zstd dictionary ID\"}",
+                new String(bad.body()));
+        HttpResponse<byte[]> missing = get("/xrpc/network.bsky.jetstream.getZstdDictionary?id=0");
+        assertEquals(404, missing.statusCode());
+        assertEquals("{\"error\":\"DictionaryNotFound\",\"message\":\"no dictionary with id 0; current dictionary id is "
+                + "20260811\"}", new String(missing.body()));
+        // The legacy dictionary ships byte-identical too (v1 clients carry it).
+        assertEquals("b8d77b46933aceecbdd5275a01241efc985c970c78162b8150cf67a26522f70c", sha256(Dictionaries.v1Bytes()));
+        assertEquals(112_640, Dictionaries.v1Bytes().length);
+    }
+
+    /** The facts' published digests (§6.5, §7.6) pin the shipped dictionaries byte for byte. */
+    private static String sha256(byte[] b) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(b));
+    }
+
+    @Test
+    void metricsAreExposed() throws Exception {
+        get("/subscribe?cursor=" + Fixture.RING_FIRST);
+        String m = new String(get("/metrics").body());
+        for (String name : new String[] {"jetstream_subscribe_subscribers", "jetstream_subscribe_events_sent_total",
+                "jetstream_subscribe_cursor_requests_total", "jetstream_subscribe_cursor_resolve_seconds",
+                "jetstream_subscribe_events_filtered_total", "jetstream_subscribe_adversarial_drops_total"}) {
+            assertTrue(m.contains(name), name);
+        }
+    }
+}
