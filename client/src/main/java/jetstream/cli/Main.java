@@ -33,6 +33,12 @@ public final class Main {
                 "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
         register("verify", "verify <segment-file|dir>...",
                 "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
+        register("dev", jetstream.cli.dev.DevCommand.USAGE,
+                "run the whole system locally (simulator, ingester, archive, 2 gateways, front door)",
+                args -> new jetstream.cli.dev.DevCommand(System.out).run(args));
+        register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--addr 127.0.0.1:6008]",
+                "one address for everything: routes by path to the gateways and the archive-server",
+                jetstream.cli.dev.FrontDoor::main);
     }
 
     private static void register(String name, String usage, String summary, Command command) {
