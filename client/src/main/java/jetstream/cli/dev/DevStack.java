@@ -29,10 +29,11 @@ public final class DevStack implements AutoCloseable {
 
     /**
      * Where and how to run. {@code basePort} numbers the internal listeners: simulator +0, ingester +1,
-     * archive +2 (management +3), gateways +4 and +5.
+     * archive +2 (management +3), gateways +4 and +5. {@code extraEnv} adds environment variables per
+     * process name (each service refuses unknown {@code JETSTREAM_*} names, so they cannot be shared).
      */
     public record Config(Path root, Path dataDir, String host, int frontPort, int basePort, List<String> simulatorArgs,
-                         Map<String, String> extraEnv) {
+                         Map<String, Map<String, String>> extraEnv) {
         public int simPort() {
             return basePort;
         }
@@ -155,7 +156,7 @@ public final class DevStack implements AutoCloseable {
     }
 
     Map<String, String> environment(String name) {
-        Map<String, String> env = new LinkedHashMap<>(cfg.extraEnv());
+        Map<String, String> env = new LinkedHashMap<>(cfg.extraEnv().getOrDefault(name, Map.of()));
         String data = cfg.dataDir().toAbsolutePath().toString();
         switch (name) {
             case "ingester" -> {
