@@ -25,6 +25,8 @@ final class Exchange {
     final Map<String, String> headers = new LinkedHashMap<>();
     private Map<String, String> query;
     private boolean responded;
+    private int status;
+    private long length;
     private boolean keepAlive = true;
     private WebSocket ws;
 
@@ -77,6 +79,15 @@ final class Exchange {
         return responded;
     }
 
+    /** The status sent (0: none, e.g. the connection was dropped). */
+    int status() {
+        return status;
+    }
+
+    long length() {
+        return length;
+    }
+
     boolean keepAlive() {
         return keepAlive;
     }
@@ -98,6 +109,8 @@ final class Exchange {
     /** Writes the status line and headers for a body of {@code length} bytes; the caller writes the body to {@link #body()}. */
     void sendHead(int status, String contentType, long length, String... headerPairs) throws IOException {
         responded = true;
+        this.status = status;
+        this.length = length;
         if ("close".equalsIgnoreCase(headers.get("connection")) || "HTTP/1.0".equals(version)) {
             keepAlive = false;
         }
@@ -145,6 +158,7 @@ final class Exchange {
             throw new IllegalStateException(e);
         }
         responded = true;
+        status = 101;
         keepAlive = false;
         out.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: " + accept + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));

@@ -43,6 +43,13 @@ public final class SimConfig {
     public double mixIdentity = 0.06;
     public double mixAccount = 0.03;
     public double mixSync = 0.01;
+    /**
+     * How many accounts write in the live stream (0: all). Each written-to repository stays in
+     * memory, so the load profile bounds this to keep a long run's heap flat.
+     */
+    public int writers = 0;
+    /** Log every request served (method, target, status, bytes) to stderr. */
+    public boolean logRequests = false;
     /** Probability that a commit carries 2-4 operations instead of one. */
     public double multiOpChance = 0.03;
     /** Answer listHosts on the relay (false: the relay answers like a PDS, MethodNotImplemented). */
@@ -77,6 +84,7 @@ public final class SimConfig {
         c.bigRepoRecords = 30_000;
         c.eventsPerSecond = 2_000;
         c.replayBuffer = 100_000;
+        c.writers = 10_000;
         return c;
     }
 

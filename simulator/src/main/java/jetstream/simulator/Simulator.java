@@ -235,6 +235,17 @@ public final class Simulator implements AutoCloseable {
     // ---------------------------------------------------------------- routing
 
     private void route(Exchange ex) throws IOException {
+        try {
+            dispatch(ex);
+        } finally {
+            if (cfg.logRequests) {
+                System.err.println("sim: " + ex.method + " " + (ex.hostName() == null ? "" : ex.hostName()) + ex.target
+                        + " -> " + (ex.status() == 0 ? "dropped" : ex.status() + " " + ex.length() + " bytes"));
+            }
+        }
+    }
+
+    private void dispatch(Exchange ex) throws IOException {
         int host = -1;
         String name = ex.hostName();
         if (name != null) {

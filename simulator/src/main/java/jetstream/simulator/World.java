@@ -40,6 +40,7 @@ final class World {
     private final double[] mix;
     private final long permA;
     private long seq;
+    private int materialized;
     private final LiveSigner[] signers;
     private final List<Injection> injections = new ArrayList<>();
 
@@ -236,8 +237,14 @@ final class World {
     private RepoState materialize(Account a) {
         if (a.repo == null) {
             a.repo = buildInitial(a);
+            materialized++;
         }
         return a.repo;
+    }
+
+    /** How many repositories are held in memory (touched by a live event and not deleted since). */
+    synchronized int materialized() {
+        return materialized;
     }
 
     /** A snapshot of the account's head: {commit CID, rev}; builds the initial repo once to learn its CID. */
@@ -389,8 +396,9 @@ final class World {
     /** A skewed pick (a few accounts are very busy) among active accounts. */
     private Account pickActive(Prng r) {
         int n = accounts.length;
+        int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
         for (int attempt = 0; attempt < 64; attempt++) {
-            int rank = (int) Math.min(n - 1, Math.floor(n * Math.pow(r.nextDouble(), 2.5)));
+            int rank = (int) Math.min(ranks - 1, Math.floor(ranks * Math.pow(r.nextDouble(), 2.5)));
             Account a = accounts[(int) ((rank * permA) % n)];
             if (a.active()) {
                 return a;
@@ -538,8 +546,9 @@ final class World {
         } else if (a.status.equals("takendown")) {
             a.status = u < 0.5 ? null : "takendown";
         }
-        if ("deleted".equals(a.status)) {
+        if ("deleted".equals(a.status) && a.repo != null) {
             a.repo = null;
+            materialized--;
         }
         hostSeq[a.host] = seq;
         Map<String, Object> body = new LinkedHashMap<>();

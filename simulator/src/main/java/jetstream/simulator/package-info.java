@@ -95,11 +95,16 @@
  * blobs, non-Bluesky lexicons), and the event stream (mix weights {@code mix*}). Live event
  * {@code n} is stamped {@code 2026-01-01T00:00:00Z + n ms}; its rev is the TID of that instant.
  * An account's initial repository is regenerated on demand and held in memory only after a live
- * event touches it, so the load profile's ten million records are never all in memory.
+ * event touches it, so the load profile's ten million records are never all in memory; live
+ * writes go to {@code writers} accounts (load profile: 10 000) so a long run's heap stays flat.
+ * Base commits are signed RFC 6979; live commits by a fast signer with sequential nonces
+ * (acceptable only because every simulated key is public, derived from the seed).
  *
  * <h2>Standalone</h2>
  * {@code java -jar simulator/target/simulator-<v>-all.jar --profile demo --port 7777}: see
  * {@link jetstream.simulator.Main} and {@link jetstream.simulator.SimConfig#knobs()}; every knob
- * is {@code --kebab-case} or {@code SIM_UPPER_SNAKE}.
+ * is {@code --kebab-case} or {@code SIM_UPPER_SNAKE} ({@code --no-x} sets a boolean false; an
+ * unknown flag or {@code SIM_*} variable fails). It prints the URLs it serves at start;
+ * {@code --log-requests} logs every request.
  */
 package jetstream.simulator;

@@ -1,0 +1,107 @@
+package jetstream.simulator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.http.HttpResponse;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import jetstream.atproto.crypto.DidDocument;
+import jetstream.atproto.crypto.PublicKey;
+import jetstream.atproto.sync.Repo;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bytes are real at volume: 1 000 repositories and 10 000 firehose events, all through the
+ * project's verifiers; and the load profile's world is generated on demand.
+ */
+class ScaleTest {
+    static final int REPOS = 1_000;
+    static final int EVENTS = 10_000;
+
+    @Test
+    void thousandReposAndTenThousandEventsVerify() throws Exception {
+        SimConfig cfg = SimConfig.small();
+        cfg.accounts = REPOS;
+        cfg.hosts = 6;
+        cfg.recordsMean = 8;
+        cfg.bigRepos = 0;
+        cfg.replayBuffer = EVENTS;
+        try (Simulator sim = Simulator.start(cfg)) {
+            Map<String, PublicKey> keys = new HashMap<>();
+            Checker checker = new Checker(keys::get);
+            int verified = 0;
+            int listed = 0;
+            for (String host : sim.hostnames()) {
+                String cursor = null;
+                do {
+                    JsonNode page = SimulatorTest.json(sim.hostUrl(host) + "/xrpc/com.atproto.sync.listRepos?limit=250"
+                            + (cursor == null ? "" : "&cursor=" + cursor));
+                    for (JsonNode r : page.get("repos")) {
+                        listed++;
+                        String did = r.get("did").asText();
+                        DidDocument doc = DidDocument.parse(Clients.get(sim.url() + "/" + did).body());
+                        keys.put(did, doc.signingKey());
+                        if (!r.get("active").asBoolean()) {
+                            continue;
+                        }
+                        HttpResponse<byte[]> car = Clients.get(sim.hostUrl(host) + "/xrpc/com.atproto.sync.getRepo?did=" + did);
+                        assertEquals(200, car.statusCode());
+                        assertEquals(sim.truth().records(did), Checker.repo(car.body(), did, doc.signingKey()));
+                        checker.base(did, car.body());
+                        verified++;
+                    }
+                    cursor = page.has("cursor") ? page.get("cursor").asText() : null;
+                } while (cursor != null);
+            }
+            assertEquals(REPOS, listed);
+            assertTrue(verified > REPOS * 9 / 10, "verified " + verified);
+
+            sim.advance(EVENTS);
+            List<byte[]> frames;
+            try (Clients.Subscriber sub = Clients.Subscriber.connect(sim.firehoseUrl() + "?cursor=0")) {
+                frames = sub.take(EVENTS, 120);
+            }
+            for (byte[] f : frames) {
+                checker.frame(f);
+            }
+            assertEquals(EVENTS, checker.lastSeq);
+            int commits = checker.counts.getOrDefault("Commit", 0);
+            assertTrue(commits > EVENTS * 95 / 100, checker.counts.toString());
+            assertEquals(EVENTS, checker.counts.values().stream().mapToInt(Integer::intValue).sum());
+        }
+    }
+
+    @Test
+    void loadProfileIsGeneratedOnDemand() throws Exception {
+        SimConfig cfg = SimConfig.load();
+        cfg.eventsPerSecond = 0;
+        World world = new World(cfg, new Firehose(16));
+        assertEquals(100_000, world.accountCount());
+        long records = 0;
+        int big = 0;
+        for (int i = 0; i < world.accountCount(); i++) {
+            int n = world.initialRecords(i);
+            records += n;
+            if (n >= 30_000) {
+                big++;
+            }
+        }
+        assertTrue(records >= 10_000_000L, "records " + records);
+        assertEquals(cfg.bigRepos, big);
+        // serving repos builds them on the fly and keeps none of them
+        int served = 0;
+        for (int i = 0; i < world.accountCount(); i += 9_973) {
+            Repo repo = Repo.read(world.repoCar(world.account(i)));
+            assertEquals(world.initialRecords(i), repo.walk((k, cid, block) -> { }));
+            served++;
+        }
+        assertEquals(11, served);
+        assertEquals(0, world.materialized());
+        // live events hold only the repos they touch
+        world.advance(200);
+        assertTrue(world.materialized() <= 200, "materialised " + world.materialized());
+    }
+}
