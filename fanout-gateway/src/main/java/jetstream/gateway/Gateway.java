@@ -55,6 +55,9 @@ public class Gateway {
     private SubscribeSettings settings;
     private ExecutorService coldPool;
     private volatile String phase;
+    private volatile boolean writerRunning;
+    private volatile boolean feedConnected;
+    private FeedFollower feed;
     private volatile boolean shuttingDown;
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
     private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
@@ -63,6 +66,7 @@ public class Gateway {
     void onStart(@Observes StartupEvent ev) {
         EnvCheck.check(System.getenv());
         init();
+        startFeed();
     }
 
     synchronized void init() {
@@ -82,6 +86,29 @@ public class Gateway {
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
                 config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L);
         sweeper = vertx.setPeriodic(1000, id -> sweep());
+    }
+
+    /** Starts following {@code <data-dir>/run/feed.sock}. */
+    void startFeed() {
+        Path dataDir = Path.of(config.dataDir());
+        feed = new FeedFollower(dataDir.resolve("run").resolve("feed.sock"), ring, cold.vacancies(), cold.catalog(),
+                coldPool, new FeedFollower.State() {
+                    @Override
+                    public void phase(String stored) {
+                        setPhase(stored);
+                    }
+
+                    @Override
+                    public void writerRunning(boolean running) {
+                        setWriterRunning(running);
+                    }
+
+                    @Override
+                    public void connected(boolean connected) {
+                        feedConnected = connected;
+                    }
+                }, metrics.encodeErrors::increment);
+        feed.start(dataDir);
     }
 
     private void sweep() {
@@ -104,6 +131,9 @@ public class Gateway {
     void destroy() {
         if (sweeper >= 0) {
             vertx.cancelTimer(sweeper);
+        }
+        if (feed != null) {
+            feed.close();
         }
         if (coldPool != null) {
             coldPool.shutdownNow();
@@ -138,9 +168,22 @@ public class Gateway {
         return STEADY_STATE.equals(phase) && !shuttingDown;
     }
 
-    /** Cursor replay needs the writer's tip, which the feed provides. */
+    public void setWriterRunning(boolean running) {
+        this.writerRunning = running;
+    }
+
+    public void setFeedConnected(boolean connected) {
+        this.feedConnected = connected;
+    }
+
+    /** Cursor replay needs the steady writer's tip, which the feed provides. */
     public boolean warm() {
-        return ring().started();
+        return ring().started() && writerRunning;
+    }
+
+    /** Readiness: the feed is connected and the ring holds its tip. */
+    public boolean ready() {
+        return feedConnected && ring().started();
     }
 
     public long lookbackMicros() {

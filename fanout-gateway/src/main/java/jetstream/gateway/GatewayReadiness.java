@@ -16,6 +16,6 @@ public class GatewayReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        return HealthCheckResponse.named("feed").status(gateway.warm()).withData("tip", gateway.ring().tip()).build();
+        return HealthCheckResponse.named("feed").status(gateway.ready()).withData("tip", gateway.ring().tip()).build();
     }
 }

@@ -77,6 +77,21 @@ public final class Ring {
         evict();
     }
 
+    /** Drops held events above {@code seq} (never durable, lost in an ingester crash); the tip stays. */
+    public synchronized void truncateAbove(long seq) {
+        while (size > 0 && at(size - 1).seq() > seq) {
+            GatewayEvent last = at(size - 1);
+            slots[(head + size - 1) % slots.length] = null;
+            size--;
+            bytes -= last.weight();
+            if (pinnedFrom > size) {
+                pinnedFrom = size;
+            } else {
+                pinnedBytes -= last.weight();
+            }
+        }
+    }
+
     /** The feed's tip moved without an event (e.g. a vacancy): new events start at {@code nextSeq}. */
     public synchronized void advanceTip(long nextSeq) {
         tip = Math.max(tip, nextSeq);

@@ -67,6 +67,8 @@ final class Fixture {
         }
         ring.publish();
         gateway.setPhase(Gateway.STEADY_STATE);
+        gateway.setWriterRunning(true);
+        gateway.setFeedConnected(true);
     }
 
     static TestRows.Row row(long seq) {

@@ -95,16 +95,13 @@ class PreUpgradeErrorsTest {
 
     @Test
     void cursorReplayWarmingUp() throws Exception {
-        Ring fresh = gateway.ring();
-        // A ring that never heard from the feed cannot resolve cursors.
-        java.lang.reflect.Field f = Ring.class.getDeclaredField("started");
-        f.setAccessible(true);
-        f.setBoolean(fresh, false);
+        // Until the feed says the steady writer runs, cursors cannot be resolved.
+        gateway.setWriterRunning(false);
         try {
             v1(503, "service not ready: cursor replay warming up", "/subscribe");
             v2(503, "ServiceUnavailable", "service not ready: cursor replay warming up", "?cursor=5");
         } finally {
-            f.setBoolean(fresh, true);
+            gateway.setWriterRunning(true);
         }
     }
 

@@ -1,0 +1,160 @@
+package jetstream.gateway;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.Executor;
+
+import org.jboss.logging.Logger;
+
+import jetstream.atproto.DecodeException;
+import jetstream.feed.FeedClient;
+import jetstream.feed.FeedFrame;
+import jetstream.feed.Vacancy;
+import jetstream.feed.VacancyFile;
+import jetstream.replay.SegmentCatalog;
+import jetstream.replay.VacancySet;
+
+/**
+ * Follows the ingester's readable-log feed into the ring: renders each event once (both wires),
+ * tracks the durable watermark (pinning), registers vacancies for cold replay, and passes on the
+ * lifecycle phase and the steady writer's state. It first subscribes from seq 1 and, told the log's
+ * floor, from that floor, so the ring starts as warm as the ingester's log; reconnects resume after
+ * the last event (the feed client's own rule).
+ */
+public final class FeedFollower implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(FeedFollower.class);
+
+    /** What the rest of the gateway learns from the feed besides events. */
+    public interface State {
+        void phase(String stored);
+
+        void writerRunning(boolean running);
+
+        void connected(boolean connected);
+    }
+
+    private final FeedClient.Options options;
+    private final Ring ring;
+    private final VacancySet vacancies;
+    private final SegmentCatalog catalog;
+    private final Executor background;
+    private final State state;
+    private final Runnable encodeError;
+    private final EventEncoder encoder = new EventEncoder();
+    private volatile FeedClient client;
+    private volatile boolean closed;
+    private boolean everConnected;
+
+    public FeedFollower(Path socket, Ring ring, VacancySet vacancies, SegmentCatalog catalog, Executor background,
+                        State state, Runnable encodeError) {
+        this(FeedClient.Options.defaults(socket), ring, vacancies, catalog, background, state, encodeError);
+    }
+
+    public FeedFollower(FeedClient.Options options, Ring ring, VacancySet vacancies, SegmentCatalog catalog,
+                        Executor background, State state, Runnable encodeError) {
+        this.options = options;
+        this.ring = ring;
+        this.vacancies = vacancies;
+        this.catalog = catalog;
+        this.background = background;
+        this.state = state;
+        this.encodeError = encodeError;
+    }
+
+    /** Loads the registered vacancies from {@code data/vacancies.bin} and starts following. */
+    public void start(Path dataDir) {
+        try {
+            for (Vacancy v : VacancyFile.load(dataDir)) {
+                vacancies.add(v.start(), v.end() - 1);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + VacancyFile.path(dataDir), e);
+        }
+        follow(1);
+    }
+
+    private void follow(long fromSeq) {
+        try {
+            client = FeedClient.start(options, fromSeq, new Listener());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the feed client on " + options.socket(), e);
+        }
+    }
+
+    public FeedClient client() {
+        return client;
+    }
+
+    private final class Listener implements FeedClient.Listener {
+        @Override
+        public void onConnected(FeedFrame.Subscribed s) {
+            if (!everConnected) {
+                ring.reset(s.startSeq(), s.durableSeq());
+                everConnected = true;
+            } else {
+                // Events above the durable watermark that a restarted ingester no longer has are gone
+                // (their seqs become vacancies); stop serving them.
+                ring.truncateAbove(s.durableSeq());
+                ring.setDurable(s.durableSeq());
+            }
+            state.connected(true);
+        }
+
+        @Override
+        public void onTooOld(FeedFrame.TooOld t) {
+            if (!closed) {
+                follow(t.floorSeq());
+            }
+        }
+
+        @Override
+        public void onDisconnected(Exception cause) {
+            LOG.warnf("feed disconnected: %s", cause.getMessage());
+            state.connected(false);
+        }
+
+        @Override
+        public void onFrame(FeedFrame f) {
+            if (f instanceof FeedFrame.Event e) {
+                event(e);
+            } else if (f instanceof FeedFrame.Watermark w) {
+                ring.setDurable(w.durableSeq());
+            } else if (f instanceof FeedFrame.VacancyNotice v) {
+                vacancies.add(v.vacancy().start(), v.vacancy().end() - 1);
+            } else if (f instanceof FeedFrame.Phase p) {
+                state.phase(p.phase().stored());
+            } else if (f instanceof FeedFrame.WriterRunning w) {
+                state.writerRunning(w.running());
+            } else if (f instanceof FeedFrame.SegmentSealed || f instanceof FeedFrame.SegmentRewritten) {
+                background.execute(catalog::refresh);
+            }
+        }
+    }
+
+    private void event(FeedFrame.Event e) {
+        GatewayEvent g;
+        try {
+            g = encoder.encode(e.seq(), jetstream.wire.WireEvent.displayTime(e.witnessedAt(), e.indexedAt()), e.kind(),
+                    new String(e.did(), StandardCharsets.UTF_8), new String(e.collection(), StandardCharsets.UTF_8),
+                    new String(e.rkey(), StandardCharsets.UTF_8), new String(e.rev(), StandardCharsets.UTF_8),
+                    e.payload(), 0, e.payload().length);
+        } catch (DecodeException ex) {
+            encodeError.run();
+            ring.advanceTip(e.seq() + 1);
+            return;
+        }
+        ring.append(g);
+        ring.publish();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        FeedClient c = client;
+        if (c != null) {
+            c.close();
+        }
+    }
+}
