@@ -80,7 +80,8 @@ public final class JetstreamClient implements AutoCloseable {
     JetstreamClient(URI base, Options options, HttpClient http) {
         this.options = options;
         this.http = http;
-        this.xrpc = new Xrpc(http, base, options.apiKey, options.maxDownloadAttempts, options.retryBase);
+        this.xrpc = new Xrpc(http, base, options.apiKey, options.maxDownloadAttempts, options.retryBase,
+                options.stallTimeout);
         int pool = Math.min(2 * options.downloadConcurrency, 64);
         this.workers = Executors.newFixedThreadPool(pool, daemon("jetstream-fetch"));
         this.stripes = Executors.newCachedThreadPool(daemon("jetstream-stripe"));
@@ -242,21 +243,27 @@ public final class JetstreamClient implements AutoCloseable {
     }
 
     private void drive() {
+        Object last = END;
         try {
             if (options.backfill()) {
                 backfillThenLive();
             } else {
                 live(false);
             }
-            emit(END);
         } catch (Stop s) {
-            emit(END);
+            last = END;
         } catch (RuntimeException e) {
-            if (closed.get()) {
-                emit(END);
-            } else {
-                emit(e instanceof JetstreamException ? e : new JetstreamException(e.toString(), e));
+            last = closed.get() ? END : e instanceof JetstreamException ? e : new JetstreamException(e.toString(), e);
+        }
+        try {
+            if (!closed.get()) {
+                out.put(last);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (closed.get()) {
+            out.offer(END);
         }
     }
 

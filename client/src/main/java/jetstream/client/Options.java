@@ -33,6 +33,7 @@ public final class Options {
     final boolean recordCids;
     final boolean zstd;
     final Duration retryBase;
+    final Duration stallTimeout;
     final int partBytes;
     /** The exact row predicate (planner false positives are dropped with it), window unset. */
     final PlanFilter filter;
@@ -54,6 +55,7 @@ public final class Options {
         this.recordCids = b.recordCids;
         this.zstd = b.zstd;
         this.retryBase = b.retryBase;
+        this.stallTimeout = b.stallTimeout;
         this.partBytes = b.partBytes;
         this.filter = filter;
     }
@@ -96,6 +98,7 @@ public final class Options {
         private boolean recordCids;
         private boolean zstd = true;
         private Duration retryBase = Duration.ofMillis(250);
+        private Duration stallTimeout = Duration.ofSeconds(60);
         private int partBytes = DEFAULT_PART_BYTES;
 
         private Builder() {}
@@ -193,6 +196,12 @@ public final class Options {
         /** First retry delay; doubles per attempt (tests shorten it). */
         public Builder retryBase(Duration d) {
             this.retryBase = d;
+            return this;
+        }
+
+        /** A download that delivers no byte for this long is abandoned and retried (default 60 s). */
+        public Builder stallTimeout(Duration d) {
+            this.stallTimeout = d;
             return this;
         }
 

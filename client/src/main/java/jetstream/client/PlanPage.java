@@ -79,11 +79,7 @@ public record PlanPage(long plannedThroughSeq, long sealedTipSeq, List<Entry> se
                 }
             }
             expect(name != null, "plan entry without a name");
-            try {
-                SegmentName.parse(name);
-            } catch (RuntimeException e) {
-                throw new JetstreamException("plan entry has a malformed segment name: " + name);
-            }
+            expect(SegmentName.parse(name) >= 0, "plan entry has a malformed segment name: " + name);
             expect(index >= 0 && index <= 0xFFFF_FFFFL, "plan entry " + name + " has index " + index + " outside uint32");
             expect(min >= 0 && max >= 0, "plan entry " + name + " has negative seqs");
             expect(min <= max, "plan entry " + name + " has inverted seq range " + min + ".." + max);

@@ -111,50 +111,54 @@ final class SegmentFetcher {
                 .header("Range", "bytes=0-" + (partBytes - 1)).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
         int status = r.statusCode();
         if (status == 200) {
-            long len = r.headers().firstValueAsLong("Content-Length").orElse(-1);
-            try (InputStream in = r.body()) {
-                byte[] all = in.readAllBytes();
-                if (len >= 0 && all.length != len) {
-                    throw new IOException("segment body of " + all.length + " bytes, Content-Length " + len);
-                }
-                bytes.addAndGet(all.length);
-                return new Probe(all, all.length, null);
-            }
+            byte[] all = xrpc.readAll(r);
+            bytes.addAndGet(all.length);
+            return new Probe(all, all.length, null);
         }
         if (status != 206) {
-            throw Xrpc.failure(status, Xrpc.drain(r), r);
+            throw Xrpc.failure(status, xrpc.drain(r), r);
         }
         long[] range = contentRange(r);
         if (range[0] != 0) {
-            Xrpc.drain(r);
+            xrpc.drain(r);
             throw new JetstreamException("getSegment probe answered range starting at " + range[0]);
         }
         if (range[2] > MAX_SEGMENT_BYTES) {
-            Xrpc.drain(r);
+            xrpc.drain(r);
             throw new JetstreamException("segment of " + range[2] + " bytes is above the 1 GiB limit");
         }
         String etag = r.headers().firstValue("ETag").filter(SegmentFetcher::strong).orElse(null);
         if (etag == null) {
-            Xrpc.drain(r);
+            xrpc.drain(r);
             return xrpc.withRetries("getSegment", () -> full(u));
         }
         byte[] file = new byte[(int) range[2]];
         int end = (int) range[1];
+        int got = 0;
         try (InputStream in = r.body()) {
-            int got = in.readNBytes(file, 0, end + 1);
-            bytes.addAndGet(got);
-            // A short probe body keeps what arrived; the parts loop resumes after it.
-            return new Probe(file, got, etag);
+            int n;
+            while (got <= end && (n = xrpc.read(in, file, got, end + 1 - got)) >= 0) {
+                got += n;
+                bytes.addAndGet(n);
+            }
+        } catch (IOException e) {
+            if (got == 0) {
+                throw e;
+            }
         }
+        // A short probe body keeps what arrived; the parts loop resumes after it.
+        return new Probe(file, got, etag);
     }
 
     private Probe full(URI u) throws IOException, InterruptedException {
-        HttpResponse<byte[]> r = xrpc.http.send(xrpc.request(u, true).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<InputStream> r = xrpc.http.send(xrpc.request(u, true).GET().build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        byte[] body = xrpc.readAll(r);
         if (r.statusCode() != 200) {
-            throw Xrpc.failure(r.statusCode(), r.body(), r);
+            throw Xrpc.failure(r.statusCode(), body, r);
         }
-        bytes.addAndGet(r.body().length);
-        return new Probe(r.body(), r.body().length, null);
+        bytes.addAndGet(body.length);
+        return new Probe(body, body.length, null);
     }
 
     private static boolean strong(String etag) {
@@ -170,26 +174,26 @@ final class SegmentFetcher {
                     HttpResponse.BodyHandlers.ofInputStream());
             int status = r.statusCode();
             if (status == 200) {
-                Xrpc.drain(r);
+                xrpc.drain(r);
                 throw new Rewritten("range request answered 200 (file replaced)");
             }
             if (status != 206) {
-                throw Xrpc.failure(status, Xrpc.drain(r), r);
+                throw Xrpc.failure(status, xrpc.drain(r), r);
             }
             String got = r.headers().firstValue("ETag").orElse("");
             long[] range = contentRange(r);
             if (!got.equals(etag) || range[2] != file.length) {
-                Xrpc.drain(r);
+                xrpc.drain(r);
                 throw new Rewritten("ETag " + got + " / size " + range[2] + " differs from " + etag + " / " + file.length);
             }
             if (range[0] != pos[0] || range[1] != end) {
-                Xrpc.drain(r);
+                xrpc.drain(r);
                 throw new JetstreamException("getSegment answered range " + range[0] + "-" + range[1]
                         + " for " + pos[0] + "-" + end);
             }
             try (InputStream in = r.body()) {
                 while (pos[0] <= end) {
-                    int n = in.read(file, (int) pos[0], (int) (end + 1 - pos[0]));
+                    int n = xrpc.read(in, file, (int) pos[0], (int) (end + 1 - pos[0]));
                     if (n < 0) {
                         throw new IOException("range body ended at " + pos[0] + " of " + end);
                     }

@@ -13,6 +13,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -31,13 +35,54 @@ final class Xrpc {
     private final int maxAttempts;
     private final long retryBaseMs;
     final AtomicLong retries = new AtomicLong();
+    private final long stallMs;
+    /** Closes a response stream that stops delivering: the JDK client may wait forever on a half-closed body. */
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "jetstream-stall-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
 
-    Xrpc(HttpClient http, URI base, String apiKey, int maxAttempts, Duration retryBase) {
+    Xrpc(HttpClient http, URI base, String apiKey, int maxAttempts, Duration retryBase, Duration stall) {
         this.http = http;
         this.base = base;
         this.apiKey = apiKey;
         this.maxAttempts = maxAttempts;
         this.retryBaseMs = Math.max(1, retryBase.toMillis());
+        this.stallMs = Math.max(1, stall.toMillis());
+    }
+
+    /** One read that fails (the stream is closed) when no byte arrives within the stall timeout. */
+    int read(InputStream in, byte[] b, int off, int len) throws IOException {
+        ScheduledFuture<?> guard = WATCHDOG.schedule(() -> {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // Closing is only a way to wake the blocked reader.
+            }
+        }, stallMs, TimeUnit.MILLISECONDS);
+        try {
+            return in.read(b, off, len);
+        } finally {
+            guard.cancel(false);
+        }
+    }
+
+    /** Reads a whole response body under the stall guard; a body shorter than Content-Length fails. */
+    byte[] readAll(HttpResponse<InputStream> r) throws IOException {
+        long declared = r.headers().firstValueAsLong("Content-Length").orElse(-1);
+        try (InputStream in = r.body()) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(declared > 0 ? (int) declared : 8192);
+            byte[] buf = new byte[16384];
+            int n;
+            while ((n = read(in, buf, 0, buf.length)) >= 0) {
+                out.write(buf, 0, n);
+            }
+            if (declared >= 0 && out.size() != declared) {
+                throw new IOException("body of " + out.size() + " bytes, Content-Length " + declared);
+            }
+            return out.toByteArray();
+        }
     }
 
     /**
@@ -210,30 +255,38 @@ final class Xrpc {
     byte[] get(String nsid, String query, boolean authed) {
         URI u = uri(nsid, query);
         return withRetries(nsid, () -> {
-            HttpResponse<byte[]> r = http.send(request(u, authed).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<InputStream> r = http.send(request(u, authed).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+            byte[] body = readAll(r);
             if (r.statusCode() / 100 != 2) {
-                throw failure(r.statusCode(), r.body(), r);
+                throw failure(r.statusCode(), body, r);
             }
-            return r.body();
+            return body;
         });
     }
 
     byte[] post(String nsid, byte[] json) {
         URI u = uri(nsid, null);
         return withRetries(nsid, () -> {
-            HttpResponse<byte[]> r = http.send(request(u, true).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(json)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<InputStream> r = http.send(request(u, true).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(json)).build(), HttpResponse.BodyHandlers.ofInputStream());
+            byte[] body = readAll(r);
             if (r.statusCode() / 100 != 2) {
-                throw failure(r.statusCode(), r.body(), r);
+                throw failure(r.statusCode(), body, r);
             }
-            return r.body();
+            return body;
         });
     }
 
-    /** Reads an error body of a failed streaming response (bounded). */
-    static byte[] drain(HttpResponse<InputStream> r) {
+    /** Reads (bounded) and closes the body of a response that is not used. */
+    byte[] drain(HttpResponse<InputStream> r) {
         try (InputStream in = r.body()) {
-            return in.readNBytes(64 << 10);
+            byte[] buf = new byte[64 << 10];
+            int have = 0;
+            int n;
+            while (have < buf.length && (n = read(in, buf, have, buf.length - have)) >= 0) {
+                have += n;
+            }
+            return java.util.Arrays.copyOf(buf, have);
         } catch (IOException e) {
             return new byte[0];
         }
