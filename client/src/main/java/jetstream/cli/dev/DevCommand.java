@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -103,9 +102,7 @@ public final class DevCommand {
         out.println("dev: starting the stack (data " + cfg.dataDir() + ")");
         out.println("dev: NOTE the ingester starts in steady state directly on the simulator's relay with an empty"
                 + " archive: bootstrap/backfill ([D2]) is not built yet, so history begins now");
-        DevStack stack = DevStack.start(cfg, out);
-        Files.writeString(pidFile, ProcessHandle.current().pid() + "\n");
-        CountDownLatch stopped = new CountDownLatch(1);
+        DevStack stack = DevStack.create(cfg);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("\ndev: stopping (SIGTERM, then kill after 15 s)...");
             stack.close();
@@ -115,8 +112,9 @@ public final class DevCommand {
                 // best effort: a stale pid file is detected as not alive
             }
             System.out.println("dev: stopped");
-            stopped.countDown();
         }));
+        Files.writeString(pidFile, ProcessHandle.current().pid() + "\n");
+        stack.startAll(out);
         banner(cfg);
         while (true) {
             String dead = stack.firstDead();

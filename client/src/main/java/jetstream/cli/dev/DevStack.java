@@ -64,6 +64,7 @@ public final class DevStack implements AutoCloseable {
     }
 
     private final Config cfg;
+    private boolean closed;
     private final Map<String, Process> procs = new LinkedHashMap<>();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -75,19 +76,28 @@ public final class DevStack implements AutoCloseable {
         return cfg;
     }
 
+    /** A stack with nothing started yet (so a shutdown hook can be installed before the first child exists). */
+    public static DevStack create(Config cfg) throws IOException {
+        Files.createDirectories(cfg.dataDir().resolve("logs"));
+        return new DevStack(cfg);
+    }
+
     /** Starts every process in order, each one ready before the next starts; on failure stops what started. */
     public static DevStack start(Config cfg, java.io.PrintStream progress) throws Exception {
-        DevStack s = new DevStack(cfg);
-        Files.createDirectories(cfg.dataDir().resolve("logs"));
+        DevStack s = create(cfg);
+        s.startAll(progress);
+        return s;
+    }
+
+    public void startAll(java.io.PrintStream progress) throws Exception {
         try {
             for (String name : NAMES) {
-                s.startOne(name, progress);
+                startOne(name, progress);
             }
         } catch (Exception e) {
-            s.close();
+            close();
             throw e;
         }
-        return s;
     }
 
     /** Launches one process and waits until it is ready. */
@@ -100,8 +110,14 @@ public final class DevStack implements AutoCloseable {
         pb.environment().putAll(environment(name));
         Path log = cfg.dataDir().resolve("logs").resolve(name + ".log");
         pb.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        Process p = pb.start();
-        procs.put(name, p);
+        Process p;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("the stack is stopping");
+            }
+            p = pb.start();
+            procs.put(name, p);
+        }
         long t0 = System.nanoTime();
         awaitReady(name, p, log);
         progress.printf("ready in %.1f s (pid %d, log %s)%n", (System.nanoTime() - t0) / 1e9, p.pid(),
@@ -110,19 +126,22 @@ public final class DevStack implements AutoCloseable {
 
     /** {@code kill -9} of one process (the system test's crash). */
     public void kill9(String name) throws InterruptedException {
-        Process p = procs.remove(name);
+        Process p;
+        synchronized (this) {
+            p = procs.remove(name);
+        }
         if (p != null) {
             p.destroyForcibly();
             p.waitFor(30, TimeUnit.SECONDS);
         }
     }
 
-    public Map<String, Process> processes() {
-        return procs;
+    public synchronized Map<String, Process> processes() {
+        return new LinkedHashMap<>(procs);
     }
 
     /** The first process that exited on its own, or null. */
-    public String firstDead() {
+    public synchronized String firstDead() {
         for (Map.Entry<String, Process> e : procs.entrySet()) {
             if (!e.getValue().isAlive()) {
                 return e.getKey();
@@ -255,14 +274,18 @@ public final class DevStack implements AutoCloseable {
     /** SIGTERM every process in reverse start order, wait up to {@code grace}, then kill what remains. */
     @Override
     public void close() {
-        List<String> names = new ArrayList<>(procs.keySet());
-        java.util.Collections.reverse(names);
-        for (String n : names) {
-            procs.get(n).destroy();
+        List<Process> all;
+        synchronized (this) {
+            closed = true;
+            all = new ArrayList<>(procs.values());
+            procs.clear();
+        }
+        java.util.Collections.reverse(all);
+        for (Process p : all) {
+            p.destroy();
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        for (String n : names) {
-            Process p = procs.get(n);
+        for (Process p : all) {
             try {
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
@@ -274,7 +297,6 @@ public final class DevStack implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        procs.clear();
     }
 
     // ---- artifacts and the build ----
