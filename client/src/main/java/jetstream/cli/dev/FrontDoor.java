@@ -117,8 +117,10 @@ public final class FrontDoor implements AutoCloseable {
         req.pause();
         RequestOptions o = new RequestOptions().setHost(b.host()).setPort(b.port())
                 .setMethod(req.method()).setURI(req.uri());
-        copyHeaders(req.headers(), o.getHeaders(), HOP_BY_HOP);
-        o.getHeaders().set("X-Forwarded-For", req.remoteAddress().hostAddress());
+        MultiMap h = MultiMap.caseInsensitiveMultiMap();
+        copyHeaders(req.headers(), h, HOP_BY_HOP);
+        h.set("X-Forwarded-For", req.remoteAddress().hostAddress());
+        o.setHeaders(h);
         http.request(o).onFailure(e -> badGateway(req, b, e)).onSuccess(creq -> {
             creq.response().onFailure(e -> badGateway(req, b, e)).onSuccess(cres -> {
                 var res = req.response();
