@@ -136,8 +136,8 @@ public final class DevCommand {
         String ws = u.replaceFirst("^http", "ws");
         out.println();
         out.println("dev: the stack is up. One front door: " + u);
-        out.println("  status page       " + u + "/");
-        out.println("  status (JSON)     " + u + "/status");
+        out.println("  index             " + u + "/");
+        out.println("  status            " + u + "/status");
         out.println("  v1 live stream    " + ws + "/subscribe?wantedCollections=app.bsky.feed.post");
         out.println("  v2 live stream    " + ws + "/xrpc/network.bsky.jetstream.subscribeEvents");
         out.println("  XRPC (archive)    " + u + "/xrpc/network.bsky.jetstream.listSegments");

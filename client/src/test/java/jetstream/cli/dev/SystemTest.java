@@ -47,7 +47,7 @@ class SystemTest {
     private static final PrintStream LOG = System.out;
 
     @Test
-    @Timeout(value = 8, unit = TimeUnit.MINUTES)
+    @Timeout(value = 12, unit = TimeUnit.MINUTES)
     void streamsStayExactThroughKills() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
         for (String m : List.of("simulator", "ingester", "archive-server", "fanout-gateway")) {
