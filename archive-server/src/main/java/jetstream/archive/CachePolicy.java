@@ -11,7 +11,10 @@ final class CachePolicy {
     private CachePolicy() {}
 
     static String header(long deadlineMicros, Duration grace, Duration fixedMaxAge, long nowMicros) {
-        if (deadlineMicros > 0 && !grace.isNegative()) {
+        if (deadlineMicros > 0) {
+            if (grace.isNegative()) {
+                return "public, no-cache";
+            }
             long remaining = (deadlineMicros + grace.toNanos() / 1000 - nowMicros) / 1_000_000;
             return remaining > 0 ? "public, max-age=" + remaining : "public, no-cache";
         }

@@ -15,10 +15,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import jetstream.planner.Manifest;
 import jetstream.planner.SegmentSummary;
+import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentName;
@@ -41,6 +44,7 @@ public final class ManifestStore {
     private final Path dir;
     private final AtomicReference<State> state = new AtomicReference<>(State.EMPTY);
     private final CompletableFuture<Void> loaded = new CompletableFuture<>();
+    private final Set<String> unreadable = ConcurrentHashMap.newKeySet();
 
     public ManifestStore(Path segmentsDir, MeterRegistry metrics) {
         this.dir = segmentsDir;
@@ -48,6 +52,8 @@ public final class ManifestStore {
                 .description("sealed segments in the resident manifest").register(metrics);
         Gauge.builder("jetstream.manifest.resident.bloom.bytes", state, s -> s.get().manifest().residentBloomBytes())
                 .description("bytes of segment and per-block DID blooms held resident").register(metrics);
+        Gauge.builder("jetstream.manifest.unreadable.segments", unreadable, Set::size)
+                .description("sealed segment files that failed to parse and are not served").register(metrics);
     }
 
     /** Completes when the first scan finished (exceptionally when it failed). */
@@ -95,7 +101,16 @@ public final class ManifestStore {
                     next.put(name, old);
                     continue;
                 }
-                ServedSegment fresh = open(e.path(), name, e.index(), old != null);
+                ServedSegment fresh;
+                try {
+                    fresh = open(e.path(), name, e.index(), old != null);
+                } catch (SegmentException bad) {
+                    // One damaged file must not take the archive down: it is left out (404) and logged.
+                    LOG.errorf("segment %s is unreadable and not served: %s", name, bad.getMessage());
+                    unreadable.add(name);
+                    continue;
+                }
+                unreadable.remove(name);
                 if (fresh != null) {
                     next.put(name, fresh);
                     changed = true;

@@ -38,10 +38,14 @@ class ArchiveContractTest {
 
     Http http;
 
+    private static boolean prepared;
+
+    /** Builds the archive once per test JVM (never trusting what an earlier run left in target/). */
     static synchronized void prepare() throws IOException {
-        if (Files.exists(SEGMENTS.resolve("seg_0000000006.jss"))) {
+        if (prepared) {
             return;
         }
+        prepared = true;
         TestArchive.clear(SEGMENTS);
         TestArchive.copyVector(SEGMENTS, 0, "jetstream-corpus/golden_corpus_segment.jss");
         TestArchive.writeSegment(SEGMENTS, 1, 100, 399, 50, 40);
@@ -52,6 +56,8 @@ class ArchiveContractTest {
             long seq = view.seq(row);
             return seq < 420 || seq > 439;
         });
+        byte[] damaged = Arrays.copyOf(Files.readAllBytes(SEGMENTS.resolve("seg_0000000000.jss")), 3000);
+        Files.write(SEGMENTS.resolve("seg_0000000004.jss"), damaged);
         Files.write(SEGMENTS.resolve("seg_0000000006.jss"), SegmentHeader.activeHeaderBytes());
     }
 
@@ -142,6 +148,7 @@ class ArchiveContractTest {
         assertError(http.get(NS + "getSegment?name=..%2Fmeta"), 400, "InvalidRequest", "malformed segment name");
         assertError(http.get(NS + "getSegment?name=seg_0000000009.jss"), 404, "SegmentNotFound", "segment not found");
         assertError(http.get(NS + "getSegment?name=seg_0000000006.jss"), 404, "SegmentNotFound", "segment not found");
+        assertError(http.get(NS + "getSegment?name=seg_0000000004.jss"), 404, "SegmentNotFound", "segment not found");
         assertError(http.head(NS + "getSegment?name=seg_0000000009.jss"), 404, "SegmentNotFound", "segment not found");
     }
 
@@ -182,6 +189,7 @@ class ArchiveContractTest {
         assertTrue(metrics.contains("jetstream_getblock_served_bytes_total"));
         assertTrue(metrics.contains("jetstream_getblock_duration_seconds_bucket"));
         assertTrue(metrics.contains("jetstream_manifest_segments_loaded 4.0"), "manifest gauge");
+        assertTrue(metrics.contains("jetstream_manifest_unreadable_segments 1.0"), "the truncated segment 4");
         assertTrue(metrics.contains("jetstream_http_request_duration_seconds"));
     }
 

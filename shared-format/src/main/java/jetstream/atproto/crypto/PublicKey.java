@@ -57,6 +57,9 @@ public final class PublicKey {
             code |= (b & 0x7f) << shift;
             shift += 7;
             if ((b & 0x80) == 0) {
+                if (b == 0 && i > 1) {
+                    throw new DecodeException("bad_key", "multicodec prefix not in its shortest varint form");
+                }
                 break;
             }
         }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
+import java.util.List;
 import java.util.Random;
 import jetstream.atproto.DecodeException;
 import org.bouncycastle.crypto.digests.SHA256Digest;
@@ -96,6 +97,36 @@ class PublicKeyTest {
         assertEquals(40, checked);
     }
 
+    /** One parsed key serves many threads (the ingester caches a key per account). */
+    @Test
+    void sharedKeyVerifiesConcurrently() throws Exception {
+        PrivateKey priv = PrivateKey.fromBytes(KeyCurve.SECP256K1, Sha256.digest(new byte[] {42}));
+        PublicKey key = PublicKey.fromDidKey(priv.publicKey().didKey());
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<Integer>> results = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                results.add(pool.submit(() -> {
+                    int ok = 0;
+                    for (int i = 0; i < 50; i++) {
+                        byte[] msg = ("message " + thread + " " + i).getBytes();
+                        byte[] sig = priv.sign(msg);
+                        if (key.verify(msg, sig) && !key.verify(msg, sign(KeyCurve.SECP256K1, BigInteger.ONE, msg, false))) {
+                            ok++;
+                        }
+                    }
+                    return ok;
+                }));
+            }
+            for (java.util.concurrent.Future<Integer> r : results) {
+                assertEquals(50, r.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void verifiesASliceOfALargerBuffer() {
         BigInteger d = BigInteger.valueOf(123456789);
@@ -157,6 +188,13 @@ class PublicKeyTest {
         badPrefix[0] = 0x05;
         assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromPoint(KeyCurve.P256, badPrefix)).reason());
         assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromMulticodec(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, 1})).reason());
+        // secp256k1-pub as a padded (non-shortest) varint: e7 81 00
+        byte[] padded = new byte[36];
+        padded[0] = (byte) 0xe7;
+        padded[1] = (byte) 0x81;
+        padded[2] = 0x00;
+        System.arraycopy(publicKey(KeyCurve.SECP256K1, BigInteger.TWO).compressed(), 0, padded, 3, 33);
+        assertEquals("bad_key", assertThrows(DecodeException.class, () -> PublicKey.fromMulticodec(padded)).reason());
     }
 
     @Test
