@@ -45,7 +45,8 @@ public final class SimConfig {
     public double mixSync = 0.01;
     /**
      * How many accounts write in the live stream (0: all). Each written-to repository stays in
-     * memory, so the load profile bounds this to keep a long run's heap flat.
+     * memory (built ahead of their first event when a live rate is set), so the load profile
+     * bounds this to keep a long run's heap flat.
      */
     public int writers = 0;
     /** Log every request served (method, target, status, bytes) to stderr. */
@@ -84,7 +85,7 @@ public final class SimConfig {
         c.bigRepoRecords = 30_000;
         c.eventsPerSecond = 2_000;
         c.replayBuffer = 100_000;
-        c.writers = 10_000;
+        c.writers = 2_000;
         return c;
     }
 

@@ -60,6 +60,10 @@ public final class Simulator implements AutoCloseable {
             }
         }
         if (cfg.eventsPerSecond > 0) {
+            Thread warm = new Thread(() -> world.prewarm(() -> stopped), "sim-prewarm");
+            warm.setDaemon(true);
+            warm.setPriority(Thread.MIN_PRIORITY);
+            warm.start();
             ticker = new Thread(this::tick, "sim-ticker");
             ticker.setDaemon(true);
             ticker.start();

@@ -359,13 +359,45 @@ final class World {
         return List.copyOf(injections);
     }
 
-    /** Generates the next {@code n} events and appends them to the firehose. */
-    synchronized void advance(int n) {
+    /**
+     * Generates the next {@code n} events and appends them to the firehose, taking the lock per
+     * event so that requests are not held up behind a long batch.
+     */
+    void advance(int n) {
         for (int i = 0; i < n; i++) {
-            long next = seq + 1;
-            byte[] frame = event(next);
-            seq = next;
-            firehose.append(next, frame);
+            step();
+        }
+    }
+
+    private synchronized void step() {
+        long next = seq + 1;
+        byte[] frame = event(next);
+        seq = next;
+        firehose.append(next, frame);
+    }
+
+    /**
+     * Builds the repositories of the live writers ahead of their first event (outside the lock, so
+     * the stream is not slowed by first touches); the result is the same as building them on first
+     * touch, so determinism is unaffected. Stops early when {@code stop} says so.
+     */
+    void prewarm(java.util.function.BooleanSupplier stop) {
+        int n = accounts.length;
+        int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
+        for (int rank = 0; rank < ranks && !stop.getAsBoolean(); rank++) {
+            Account a = accounts[(int) ((rank * permA) % n)];
+            synchronized (this) {
+                if (a.repo != null || !a.active()) {
+                    continue;
+                }
+            }
+            RepoState built = buildInitial(a);
+            synchronized (this) {
+                if (a.repo == null && !"deleted".equals(a.status)) {
+                    a.repo = built;
+                    materialized++;
+                }
+            }
         }
     }
 

@@ -96,7 +96,8 @@
  * {@code n} is stamped {@code 2026-01-01T00:00:00Z + n ms}; its rev is the TID of that instant.
  * An account's initial repository is regenerated on demand and held in memory only after a live
  * event touches it, so the load profile's ten million records are never all in memory; live
- * writes go to {@code writers} accounts (load profile: 10 000) so a long run's heap stays flat.
+ * writes go to {@code writers} accounts (load profile: 2 000), built ahead of their first event when a
+ * live rate is set, so a long run's heap stays flat.
  * Base commits are signed RFC 6979; live commits by a fast signer with sequential nonces
  * (acceptable only because every simulated key is public, derived from the seed).
  *
