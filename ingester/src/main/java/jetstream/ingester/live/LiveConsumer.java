@@ -32,6 +32,7 @@ import jetstream.atproto.sync.CommitVerifier;
 import jetstream.atproto.sync.Repo;
 import jetstream.atproto.sync.RepoOp;
 import jetstream.atproto.sync.VerifyResult;
+import jetstream.atproto.syntax.Tid;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
@@ -70,6 +71,13 @@ public final class LiveConsumer implements AutoCloseable {
             return size() > 100_000;
         }
     };
+    private final ChainStates chains;
+    private final java.util.concurrent.ExecutorService resyncs = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "live-resync");
+        t.setDaemon(true);
+        return t;
+    });
+    private final java.util.Set<String> resyncPending = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Thread thread;
     private volatile boolean running = true;
     private volatile WebSocket socket;
@@ -91,6 +99,7 @@ public final class LiveConsumer implements AutoCloseable {
         this.verify = verify;
         this.steadyState = steadyState;
         this.pdsRoute = pdsRoute;
+        this.chains = new ChainStates(store);
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         metrics.upstreamCursor.set(Math.max(0, cursor));
         this.thread = new Thread(this::run, "live-consumer");
@@ -129,7 +138,7 @@ public final class LiveConsumer implements AutoCloseable {
                         .buildAsync(subscribeUri(), new Listener(ended)).join();
                 connects++;
                 backoff = 100;
-                ended.join();
+                awaitEnd(socket, ended);
             } catch (RuntimeException e) {
                 // connection refused, handshake failure or a dropped stream: reconnect below
             }
@@ -146,6 +155,38 @@ public final class LiveConsumer implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for the stream to end. A relay that stops sending without closing (a half-dead TCP
+     * connection) is detected by pings: no frame and no pong for {@link #IDLE_NANOS} aborts it.
+     */
+    private void awaitEnd(WebSocket ws, CompletableFuture<Void> ended) {
+        long lastPing = System.nanoTime();
+        while (!ended.isDone() && running) {
+            try {
+                ended.get(1, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                long now = System.nanoTime();
+                if (now - lastActivity > IDLE_NANOS) {
+                    ws.abort();
+                    return;
+                }
+                if (now - lastPing > PING_NANOS) {
+                    ws.sendPing(ByteBuffer.allocate(0));
+                    lastPing = now;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                return;
+            }
+        }
+    }
+
+    private static final long PING_NANOS = 5_000_000_000L;
+    private static final long IDLE_NANOS = 15_000_000_000L;
+    private volatile long lastActivity = System.nanoTime();
+
     private final class Listener implements WebSocket.Listener {
         private final CompletableFuture<Void> ended;
         private byte[] buf = new byte[64 << 10];
@@ -157,11 +198,20 @@ public final class LiveConsumer implements AutoCloseable {
 
         @Override
         public void onOpen(WebSocket ws) {
+            lastActivity = System.nanoTime();
             ws.request(1);
         }
 
         @Override
+        public CompletionStage<?> onPong(WebSocket ws, ByteBuffer message) {
+            lastActivity = System.nanoTime();
+            ws.request(1);
+            return null;
+        }
+
+        @Override
         public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+            lastActivity = System.nanoTime();
             int n = data.remaining();
             if (len + n > buf.length) {
                 buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
@@ -258,7 +308,9 @@ public final class LiveConsumer implements AutoCloseable {
                 metrics.replayedIdentityDropped.increment();
                 return null;
             }
-            identities.invalidate(id.did());
+            synchronized (identities) {
+                identities.invalidate(id.did());
+            }
         } else if (m instanceof FirehoseMessage.Account ac) {
             if (!ratchet(MetaKeys.SYNC_ACCT_PREFIX + ac.did(), seq, stage)) {
                 metrics.replayedAccountDropped.increment();
@@ -277,6 +329,21 @@ public final class LiveConsumer implements AutoCloseable {
                 metrics.verifierFailure(v.reason());
                 return null;
             }
+            ChainStates.Chain prev = chains.get(c.repo());
+            if (prev != null && !prev.data().equals(c.prevData())) {
+                // the event does not continue the tree we hold: withhold it and replace the whole
+                // repository asynchronously with its authoritative state
+                metrics.verifierFailure("chain_break");
+                resyncAsync(c.repo());
+                return null;
+            }
+            // an invalid rev drops the event below but the upstream chain continues from its tree;
+            // the chain keeps the last valid rev so rev order is never judged against garbage
+            String rev = Tid.isValid(c.rev()) ? c.rev() : prev == null ? "" : prev.rev();
+            if (prev == null || rev.compareTo(prev.rev()) >= 0) {
+                stage.put(MetaKeys.SYNC_CHAIN_PREFIX + c.repo(),
+                        chains.put(c.repo(), new ChainStates.Chain(rev, v.commit().data())));
+            }
         } else if (m instanceof FirehoseMessage.Sync sy && verify) {
             IdentityResolver.Resolved r = resolve(sy.did(), stage);
             ByteSlice car = sy.blocks();
@@ -286,6 +353,8 @@ public final class LiveConsumer implements AutoCloseable {
                 metrics.verifierFailure(v.reason());
                 return null;
             }
+            stage.put(MetaKeys.SYNC_CHAIN_PREFIX + sy.did(),
+                    chains.put(sy.did(), new ChainStates.Chain(sy.rev(), v.commit().data())));
         }
         RowConverter.Result res = converter.convert(m);
         for (Drop d : res.drops()) {
@@ -303,7 +372,10 @@ public final class LiveConsumer implements AutoCloseable {
     }
 
     private IdentityResolver.Resolved resolve(String did, Map<String, byte[]> stage) {
-        IdentityResolver.Resolved r = identities.resolve(did);
+        IdentityResolver.Resolved r;
+        synchronized (identities) {
+            r = identities.resolve(did);
+        }
         if (r.key() != null) {
             stage.put(r.key(), r.value());
         }
@@ -317,7 +389,79 @@ public final class LiveConsumer implements AutoCloseable {
             metrics.verifierFailure("resync_unresolved");
             return List.of();
         }
-        String pds = pdsRoute.apply(r.doc().pdsEndpoint());
+        try {
+            byte[] car = fetchRepo(r.doc().pdsEndpoint(), did);
+            if (car == null) {
+                metrics.verifierFailure("resync_fetch");
+                return List.of();
+            }
+            Repo repo = Repo.read(car);
+            List<RepoRecord> records = records(repo);
+            RowConverter.Result res = converter.resyncRecords(did, repo.commit().rev(), records);
+            for (Drop d : res.drops()) {
+                metrics.dropped(SOURCE, d.reason());
+            }
+            return res.rows();
+        } catch (DecodeException e) {
+            metrics.verifierFailure("resync_fetch");
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
+    }
+
+    /**
+     * Fetches the account's repository off the consumer thread and appends it as a whole-repo
+     * replacement (synthetic kind 6, then kind 7 rows). A result whose rev is not newer than the
+     * chain state by then is stale-ordered and dropped. One pending resync per DID.
+     */
+    private void resyncAsync(String did) {
+        if (!resyncPending.add(did)) {
+            return;
+        }
+        resyncs.execute(() -> {
+            try {
+                IdentityResolver.Resolved r;
+                synchronized (identities) {
+                    r = identities.resolve(did);
+                }
+                byte[] car = r.doc() == null || r.doc().pdsEndpoint() == null ? null : fetchRepo(r.doc().pdsEndpoint(), did);
+                if (car == null) {
+                    metrics.verifierFailure("resync_fetch");
+                    return;
+                }
+                Repo repo = Repo.read(car);
+                String rev = repo.commit().rev();
+                ChainStates.Chain now = chains.get(did);
+                if (now != null && rev.compareTo(now.rev()) <= 0) {
+                    metrics.staleResyncsDropped.increment();
+                    return;
+                }
+                List<RepoRecord> records = records(repo);
+                RowConverter.Result res = new RowConverter().replacement(did, rev, Instant.now(), records);
+                for (Drop d : res.drops()) {
+                    metrics.dropped(SOURCE, d.reason());
+                }
+                Map<String, byte[]> stage = new HashMap<>();
+                stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(rev, repo.commit().data())));
+                writer.submit(new SteadyWriter.Submission(res.rows(), stage, null));
+            } catch (DecodeException e) {
+                metrics.verifierFailure("resync_fetch");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                if (running) {
+                    metrics.verifierFailure("resync_fetch");
+                }
+            } finally {
+                resyncPending.remove(did);
+            }
+        });
+    }
+
+    private byte[] fetchRepo(String pdsEndpoint, String did) throws InterruptedException {
+        String pds = pdsRoute.apply(pdsEndpoint);
         if (pds.endsWith("/")) {
             pds = pds.substring(0, pds.length() - 1);
         }
@@ -325,31 +469,21 @@ public final class LiveConsumer implements AutoCloseable {
             HttpResponse<byte[]> resp = http.send(HttpRequest.newBuilder(URI.create(pds
                     + "/xrpc/com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8)))
                     .timeout(Duration.ofSeconds(60)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-            if (resp.statusCode() != 200) {
-                metrics.verifierFailure("resync_fetch");
-                return List.of();
-            }
-            byte[] car = resp.body();
-            Repo repo = Repo.read(car);
-            List<RepoRecord> records = new ArrayList<>();
-            repo.walk((key, cid, block) -> {
-                if (block != null) {
-                    records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
-                            new ByteSlice(block.buffer(), block.offset(), block.length())));
-                }
-            });
-            RowConverter.Result res = converter.resyncRecords(did, repo.commit().rev(), records);
-            for (Drop d : res.drops()) {
-                metrics.dropped(SOURCE, d.reason());
-            }
-            return res.rows();
-        } catch (DecodeException | java.io.IOException | IllegalArgumentException e) {
-            metrics.verifierFailure("resync_fetch");
-            return List.of();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return List.of();
+            return resp.statusCode() == 200 ? resp.body() : null;
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            return null;
         }
+    }
+
+    private static List<RepoRecord> records(Repo repo) {
+        List<RepoRecord> records = new ArrayList<>();
+        repo.walk((key, cid, block) -> {
+            if (block != null) {
+                records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
+                        new ByteSlice(block.buffer(), block.offset(), block.length())));
+            }
+        });
+        return records;
     }
 
     /** Whether upstream {@code seq} is above the key's ratchet; if so the new ratchet is staged. */
@@ -372,7 +506,9 @@ public final class LiveConsumer implements AutoCloseable {
             ws.abort();
         }
         thread.interrupt();
+        resyncs.shutdownNow();
         try {
+            resyncs.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
             thread.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
