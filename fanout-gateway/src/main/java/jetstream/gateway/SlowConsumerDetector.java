@@ -11,20 +11,22 @@ package jetstream.gateway;
 public final class SlowConsumerDetector {
     public static final long LAG_THRESHOLD = 100_000;
 
+    private final long lagThreshold;
     private final long windowNanos;
     private final double minRatePerSecond;
     private boolean streak;
     private long anchorNanos;
     private long anchorCursor;
 
-    public SlowConsumerDetector(long windowNanos, double minRatePerSecond) {
+    public SlowConsumerDetector(long lagThreshold, long windowNanos, double minRatePerSecond) {
+        this.lagThreshold = lagThreshold;
         this.windowNanos = windowNanos;
         this.minRatePerSecond = minRatePerSecond;
     }
 
     /** Returns true when the subscriber must be dropped. */
     public boolean observe(long lag, long cursor, long nowNanos) {
-        if (lag <= LAG_THRESHOLD) {
+        if (lag <= lagThreshold) {
             streak = false;
             return false;
         }

@@ -18,7 +18,8 @@ import jetstream.wire.V2Json;
  * One subscription: pulls events at its own pace from the ring (or from segments while below the
  * ring floor), filters them on precomputed keys, and writes the shared pre-rendered frame of each
  * match. There is no per-subscriber event buffer: the only per-connection memory is the frames
- * handed to the socket and not yet flushed, capped at {@link SubscribeSettings#queuedByteCap()};
+ * handed to the socket and not yet flushed, capped at {@link SubscribeSettings#queuedByteCap()}
+ * (checked between read batches, so at most one batch beyond the cap);
  * at the cap the subscriber stops pulling and falls behind, where the slow-consumer rule and the
  * write timeout apply. All state changes run on the connection's thread ({@link SubscriberSink#execute}).
  */
@@ -64,7 +65,7 @@ public final class Subscriber {
         this.metrics = metrics;
         this.settings = settings;
         this.nanoClock = nanoClock;
-        this.detector = new SlowConsumerDetector(settings.slowWindowNanos(), settings.slowMinRate());
+        this.detector = new SlowConsumerDetector(settings.lagThreshold(), settings.slowWindowNanos(), settings.slowMinRate());
         this.lastProgressNanos = nanoClock.getAsLong();
     }
 

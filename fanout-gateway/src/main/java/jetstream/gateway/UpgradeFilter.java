@@ -96,7 +96,7 @@ public class UpgradeFilter {
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, deflate, requireHello, served, null, System.nanoTime());
+                zstd, false, requireHello, served, null, System.nanoTime());
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         rc.next();
     }
@@ -161,8 +161,6 @@ public class UpgradeFilter {
                     "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq(), b);
             info = b.toString();
         }
-        // permessage-deflate is never negotiated on v2: offers are declined by not passing them on.
-        req.headers().remove("Sec-WebSocket-Extensions");
         boolean negotiated = offersSubprotocol(req.headers().getAll("Sec-WebSocket-Protocol"));
         gateway.metrics().subprotocol(negotiated);
         if (!negotiated) {

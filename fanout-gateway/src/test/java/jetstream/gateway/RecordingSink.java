@@ -10,7 +10,7 @@ import com.github.luben.zstd.Zstd;
 import io.vertx.core.buffer.Buffer;
 
 /** A subscriber transport that records frames, acknowledging writes on a single "connection" thread. */
-final class RecordingSink implements SubscriberSink {
+class RecordingSink implements SubscriberSink {
     final List<String> frames = new CopyOnWriteArrayList<>();
     final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "recording-sink");

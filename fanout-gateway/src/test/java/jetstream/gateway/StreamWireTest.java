@@ -1,0 +1,301 @@
+package jetstream.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.core.Vertx;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.filter.V1Params;
+import jetstream.filter.V2Params;
+
+/** The streams over real WebSocket connections: frames, filters, cursors, compression, client messages, close codes. */
+@QuarkusTest
+class StreamWireTest {
+    @TestHTTPResource("/")
+    URI base;
+    @Inject
+    Gateway gateway;
+    @Inject
+    Vertx vertx;
+
+    private final List<Ws> open = new ArrayList<>();
+    private long nextLive;
+
+    @BeforeEach
+    void setUp() {
+        Fixture.install(gateway);
+        nextLive = Fixture.ARCHIVED + Fixture.RING_ONLY + 1;
+    }
+
+    @AfterEach
+    void tearDown() {
+        open.forEach(Ws::close);
+    }
+
+    private Ws connect(String uri, boolean deflate, List<String> subprotocols, byte[] dict, String... headers)
+            throws Exception {
+        Ws w = Ws.connect(vertx, base.getPort(), uri, deflate, subprotocols, dict, headers);
+        open.add(w);
+        return w;
+    }
+
+    /** Appends live events to the ring and returns them. */
+    private List<TestRows.Row> live(int n) {
+        List<TestRows.Row> rows = TestRows.rows(new SplittableRandom(nextLive), nextLive, n, 12);
+        EventEncoder enc = new EventEncoder();
+        for (TestRows.Row r : rows) {
+            gateway.ring().append(r.encode(enc));
+        }
+        gateway.ring().publish();
+        nextLive += n;
+        return rows;
+    }
+
+    private static List<String> expected(List<TestRows.Row> rows, SubscriptionFilter f, Wire wire, long from) {
+        EventEncoder enc = new EventEncoder();
+        List<String> out = new ArrayList<>();
+        for (TestRows.Row r : rows) {
+            String t = r.encode(enc).text(wire);
+            if (r.seq() >= from && t != null && f.matches(r.kind(), r.did(), r.collection())) {
+                out.add(t);
+            }
+        }
+        return out;
+    }
+
+    private static List<String> take(Ws w, int n) throws InterruptedException {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            try {
+                out.add(w.next());
+            } catch (AssertionError e) {
+                throw new AssertionError("got " + out.size() + " of " + n + "; last " + (out.isEmpty() ? "" : out.get(out.size() - 1)), e);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void v1LiveTextFramesSkipSyncAndResync() throws Exception {
+        Ws w = connect("/subscribe", false, null, null);
+        Thread.sleep(100);
+        List<TestRows.Row> rows = live(60);
+        List<String> want = expected(rows, SubscriptionFilter.v1All(), Wire.V1, 0);
+        assertTrue(want.size() < 60, "some sync/resync rows exist and are skipped");
+        assertEquals(want, take(w, want.size()));
+        assertTrue(w.quiet(200));
+        assertFalse(w.binary.contains(true));
+    }
+
+    @Test
+    void v1CursorReplayCrossesSegmentsIntoTheRingWithFilters() throws Exception {
+        long floor = Fixture.lastSealedMinSeq(gateway);
+        String dids = "wantedDids=" + TestRows.did(3) + "&wantedDids=" + TestRows.did(5);
+        Ws w = connect("/subscribe?cursor=" + floor + "&wantedCollections=app.bsky.feed.*&" + dids, false, null, null);
+        SubscriptionFilter f = V1Params.parse(Map.of("wantedCollections", List.of("app.bsky.feed.*"),
+                "wantedDids", List.of(TestRows.did(3), TestRows.did(5)))).filter();
+        List<String> want = expected(Fixture.rows, f, Wire.V1, floor);
+        assertTrue(want.size() > 5);
+        assertEquals(want, take(w, want.size()));
+        assertTrue(w.quiet(200));
+    }
+
+    @Test
+    void v1SeqCursorBelowTheFloorIsClampedSilently() throws Exception {
+        long floor = Fixture.lastSealedMinSeq(gateway);
+        Ws w = connect("/subscribe?cursor=0", false, null, null);
+        List<String> want = expected(Fixture.rows, SubscriptionFilter.v1All(), Wire.V1, floor);
+        assertEquals(want.subList(0, 20), take(w, 20));
+    }
+
+    @Test
+    void v1ZstdWithTheLegacyDictionary() throws Exception {
+        for (String[] how : new String[][] {{"/subscribe?compress=true"}, {"/subscribe", "Socket-Encoding", "zstd"}}) {
+            String[] headers = java.util.Arrays.copyOfRange(how, 1, how.length);
+            Ws w = connect(how[0] + (how[0].contains("?") ? "&" : "?") + "cursor=" + Fixture.RING_FIRST, false, null,
+                    Dictionaries.v1Bytes(), headers);
+            List<String> want = expected(Fixture.rows, SubscriptionFilter.v1All(), Wire.V1, Fixture.RING_FIRST);
+            assertEquals(want.subList(0, 50), take(w, 50));
+            assertFalse(w.binary.contains(false), "zstd frames are binary");
+        }
+    }
+
+    @Test
+    void v1MaxMessageSizeSkipsLargeEvents() throws Exception {
+        Ws w = connect("/subscribe?maxMessageSizeBytes=300&cursor=" + Fixture.RING_FIRST, false, null, null);
+        List<String> want = new ArrayList<>();
+        for (String s : expected(Fixture.rows, SubscriptionFilter.v1All(), Wire.V1, Fixture.RING_FIRST)) {
+            if (s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 300) {
+                want.add(s);
+            }
+        }
+        assertTrue(want.size() > 3);
+        assertEquals(want, take(w, want.size()));
+    }
+
+    @Test
+    void v1RequireHelloWaitsForOptionsUpdate() throws Exception {
+        Ws w = connect("/subscribe?requireHello=true&cursor=" + Fixture.RING_FIRST, false, null, null);
+        assertTrue(w.quiet(300), "nothing before the hello");
+        String did = TestRows.did(4);
+        w.socket().writeTextMessage("{\"type\":\"options_update\",\"payload\":{\"wantedDids\":[\"" + did + "\"]}}");
+        SubscriptionFilter f = V1Params.filter(null, List.of(did));
+        List<String> want = expected(Fixture.rows, f, Wire.V1, Fixture.RING_FIRST);
+        assertEquals(want, take(w, want.size()));
+    }
+
+    @Test
+    void v1OptionsUpdateErrorsClose() throws Exception {
+        Ws a = connect("/subscribe", false, null, null);
+        a.socket().writeTextMessage("{not json");
+        assertEquals((short) 1007, a.awaitClose());
+        assertEquals("bad SubscriberSourcedMessage envelope", a.closeReason);
+
+        Ws b = connect("/subscribe", false, null, null);
+        b.socket().writeTextMessage("{\"type\":\"options_update\",\"payload\":\"nope\"}");
+        assertEquals((short) 1007, b.awaitClose());
+        assertEquals("bad options_update payload", b.closeReason);
+
+        Ws c = connect("/subscribe", false, null, null);
+        String longDid = "did:" + "x".repeat(200);
+        c.socket().writeTextMessage("{\"type\":\"options_update\",\"payload\":{\"wantedCollections\":[\"" + longDid + "\"]}}");
+        assertEquals((short) 1008, c.awaitClose());
+        assertEquals(123, c.closeReason.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+        assertTrue(c.closeReason.startsWith("subscribe: invalid options: invalid collection: did:xxx"));
+        assertTrue(c.closeReason.endsWith("..."));
+
+        Ws d = connect("/subscribe", false, null, null);
+        d.socket().writeTextMessage("{\"type\":\"something_else\"}");
+        d.socket().writeBinaryMessage(io.vertx.core.buffer.Buffer.buffer("ignored"));
+        Thread.sleep(200);
+        assertFalse(d.closed.isDone(), "unknown types and binary messages are ignored");
+    }
+
+    /** The raw 101 response head of an upgrade request (the Vert.x client hides the handshake headers). */
+    private String upgradeHead(String path, String... headers) throws Exception {
+        try (java.net.Socket sock = new java.net.Socket("127.0.0.1", base.getPort())) {
+            StringBuilder req = new StringBuilder("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+            for (int i = 0; i < headers.length; i += 2) {
+                req.append(headers[i]).append(": ").append(headers[i + 1]).append("\r\n");
+            }
+            sock.getOutputStream().write(req.append("\r\n").toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            java.io.InputStream in = sock.getInputStream();
+            StringBuilder head = new StringBuilder();
+            while (!head.toString().endsWith("\r\n\r\n")) {
+                int c = in.read();
+                if (c < 0) {
+                    break;
+                }
+                head.append((char) c);
+            }
+            return head.toString().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    @Test
+    void v1DeflateOffersAreDeclinedAndNoSubprotocol() throws Exception {
+        String head = upgradeHead("/subscribe", "Sec-WebSocket-Extensions", "permessage-deflate",
+                "Sec-WebSocket-Protocol", UpgradeFilter.SUBPROTOCOL);
+        assertTrue(head.startsWith("http/1.1 101"), head);
+        assertFalse(head.contains("sec-websocket-extensions"), head);
+        assertFalse(head.contains("sec-websocket-protocol"), head);
+        Ws w = connect("/subscribe", true, null, null);
+        Thread.sleep(100);
+        List<TestRows.Row> rows = live(5);
+        assertEquals(expected(rows, SubscriptionFilter.v1All(), Wire.V1, 0).get(0), w.next());
+    }
+
+    @Test
+    void v2SubprotocolEchoedAndDeflateDeclined() throws Exception {
+        String head = upgradeHead(UpgradeFilter.V2_PATH, "Sec-WebSocket-Extensions", "permessage-deflate",
+                "Sec-WebSocket-Protocol", "other, " + UpgradeFilter.SUBPROTOCOL);
+        assertTrue(head.startsWith("http/1.1 101"), head);
+        assertFalse(head.contains("sec-websocket-extensions"), head);
+        assertTrue(head.contains("sec-websocket-protocol: xrpc.v1.json"), head);
+        Ws w = connect(UpgradeFilter.V2_PATH, true, List.of("other", UpgradeFilter.SUBPROTOCOL), null);
+        assertEquals(UpgradeFilter.SUBPROTOCOL, w.socket().subProtocol());
+        Ws plain = connect(UpgradeFilter.V2_PATH, false, null, null);
+        assertNull(plain.socket().subProtocol());
+        Thread.sleep(100);
+        List<TestRows.Row> rows = live(40);
+        List<String> want = expected(rows, SubscriptionFilter.v2All(), Wire.V2, 0);
+        assertEquals(40, want.size(), "v2 shows every kind, sync and resync rows included");
+        assertEquals(want, take(w, 40));
+        assertEquals(want, take(plain, 40));
+        assertTrue(want.get(0).startsWith("{\"$type\":\"message\",\"payload\":{\"$type\":\"network.bsky.jetstream.subscribeEvents#"));
+    }
+
+    @Test
+    void v2ZstdDictionaryFramesAndFilters() throws Exception {
+        Ws w = connect(UpgradeFilter.V2_PATH + "?zstdDictionary=20260811&kinds=commit&kinds=sync&collections=app.bsky.graph.*"
+                + "&cursor=" + Fixture.lastSealedMinSeq(gateway), false, null, Dictionaries.v2Bytes());
+        SubscriptionFilter f = V2Params.parse(Map.of("kinds", List.of("commit", "sync"),
+                "collections", List.of("app.bsky.graph.*"))).filter();
+        List<String> want = expected(Fixture.rows, f, Wire.V2, Fixture.lastSealedMinSeq(gateway));
+        assertTrue(want.stream().anyMatch(s -> s.contains("#sync")));
+        assertEquals(want, take(w, want.size()));
+        assertFalse(w.binary.contains(false));
+    }
+
+    @Test
+    void v2TimestampCursorBelowTheFloorAnnouncesOutdatedCursor() throws Exception {
+        long floor = Fixture.lastSealedMinSeq(gateway);
+        Ws w = connect(UpgradeFilter.V2_PATH + "?cursor=" + TestRows.BASE_TIME, false, null, null);
+        assertEquals("{\"$type\":\"message\",\"payload\":{\"$type\":\"network.bsky.jetstream.subscribeEvents#info\","
+                + "\"message\":\"requested timestamp cursor below retention floor; starting at seq " + floor
+                + "\",\"name\":\"OutdatedCursor\"}}", w.next());
+        List<String> want = expected(Fixture.rows, SubscriptionFilter.v2All(), Wire.V2, floor);
+        assertEquals(want.subList(0, 30), take(w, 30));
+    }
+
+    @Test
+    void v2FutureCursorsStartLive() throws Exception {
+        Ws seq = connect(UpgradeFilter.V2_PATH + "?cursor=999999999", false, null, null);
+        Ws time = connect(UpgradeFilter.V2_PATH + "?cursor=" + (System.currentTimeMillis() * 1000 + 60_000_000L), false,
+                null, null);
+        Thread.sleep(100);
+        List<TestRows.Row> rows = live(3);
+        List<String> want = expected(rows, SubscriptionFilter.v2All(), Wire.V2, 0);
+        assertEquals(want, take(seq, 3));
+        assertEquals(want, take(time, 3));
+    }
+
+    @Test
+    void v2ClientDataFramesClose1008() throws Exception {
+        Ws w = connect(UpgradeFilter.V2_PATH, false, null, null);
+        w.socket().writeTextMessage("{\"type\":\"options_update\"}");
+        assertEquals((short) 1008, w.awaitClose());
+        Ws b = connect(UpgradeFilter.V2_PATH, false, null, null);
+        b.socket().writeBinaryMessage(io.vertx.core.buffer.Buffer.buffer(new byte[] {1}));
+        assertEquals((short) 1008, b.awaitClose());
+    }
+
+    @Test
+    void shutdownClosesWith1001() throws Exception {
+        Ws w = connect(UpgradeFilter.V2_PATH, false, null, null);
+        Thread.sleep(100);
+        assertEquals(1, gateway.subscribers().size());
+        for (Subscriber s : gateway.subscribers()) {
+            s.close(1001, "server shutting down");
+        }
+        assertEquals((short) 1001, w.awaitClose());
+        assertEquals("server shutting down", w.closeReason);
+    }
+}
