@@ -39,6 +39,13 @@ public final class Main {
         register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--addr 127.0.0.1:6008]",
                 "one address for everything: routes by path to the gateways and the archive-server",
                 jetstream.cli.dev.FrontDoor::main);
+
+        register("subscribe", ClientCommands.SUBSCRIBE_USAGE,
+                "stream events as v2 JSON lines: live, from a cursor, or archive-then-live", args -> ClientCommands.system().subscribe(args));
+        register("backfill", ClientCommands.BACKFILL_USAGE,
+                "download the archive for a filter (then follow live unless --snapshot-only)", args -> ClientCommands.system().backfill(args));
+        register("plan", ClientCommands.PLAN_USAGE,
+                "print the planSnapshot work units (one JSON line per segment entry)", args -> ClientCommands.system().plan(args));
     }
 
     private static void register(String name, String usage, String summary, Command command) {
@@ -80,6 +87,8 @@ public final class Main {
         for (Entry e : COMMANDS.values()) {
             out.printf("  %-40s %s%n", e.usage, e.summary);
         }
+        out.println();
+        out.println("  " + ClientCommands.FILTERS);
     }
 
     /** Thrown by a command whose arguments are wrong; the launcher prints its usage line. */

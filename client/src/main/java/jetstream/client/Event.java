@@ -3,6 +3,7 @@ package jetstream.client;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
+import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.json.CborJson;
 import jetstream.atproto.json.JsonBuffer;
@@ -172,7 +173,11 @@ public final class Event {
         return JsonToCbor.toCbor(Arrays.copyOfRange(json, recordOff, recordOff + recordLen));
     }
 
-    /** The record as JSON (the wire rendering); null without a record. */
+    /**
+     * The record as JSON (the wire rendering); null without a record.
+     *
+     * @throws jetstream.atproto.DecodeException when a stored record is not valid DAG-CBOR
+     */
     public String recordJson() {
         if (!hasRecord()) {
             return null;
@@ -207,10 +212,18 @@ public final class Event {
         return cborLen;
     }
 
-    /** Precomputes what the options ask the decode workers to (JSON, CID) off the consumer thread. */
+    /**
+     * Precomputes what the options ask the decode workers to (JSON, CID) off the consumer thread. A
+     * record that does not render stays unrendered: the event is still delivered, and
+     * {@link #recordJson()} throws the {@link jetstream.atproto.DecodeException} when asked.
+     */
     void warm(boolean rawRecords, boolean cids) {
         if (!rawRecords) {
-            recordJson();
+            try {
+                recordJson();
+            } catch (DecodeException e) {
+                // Left for the accessor to report.
+            }
         }
         if (!rawRecords || cids) {
             cid();

@@ -13,8 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,11 +36,18 @@ final class Xrpc {
     final AtomicLong retries = new AtomicLong();
     private final long stallMs;
     /** Closes a response stream that stops delivering: the JDK client may wait forever on a half-closed body. */
-    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "jetstream-stall-watchdog");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
+
+    private static ScheduledThreadPoolExecutor watchdog() {
+        ScheduledThreadPoolExecutor w = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "jetstream-stall-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+        // Every read schedules and cancels one task; cancelled ones must not pile up until their deadline.
+        w.setRemoveOnCancelPolicy(true);
+        return w;
+    }
 
     Xrpc(HttpClient http, URI base, String apiKey, int maxAttempts, Duration retryBase, Duration stall) {
         this.http = http;

@@ -37,11 +37,11 @@ import jetstream.wire.WireEvent;
  * getZstdDictionary and a subscribeEvents WebSocket, with switches for the faults the client must
  * survive (5xx/429 bursts, connections cut mid-body, CursorTooOld, dropped sockets).
  */
-final class FakeServer implements AutoCloseable {
+public final class FakeServer implements AutoCloseable {
     private static final JsonFactory JSON = new JsonFactory();
     private static final String X = "/xrpc/network.bsky.jetstream.";
 
-    final TestArchive archive;
+    public final TestArchive archive;
     private final Vertx vertx = Vertx.vertx();
     private final HttpServer server;
     final int port;
@@ -68,7 +68,7 @@ final class FakeServer implements AutoCloseable {
 
     private record Sub(ServerWebSocket ws, ZstdDictCompress dict, long[] next) {}
 
-    FakeServer(TestArchive archive) throws Exception {
+    public FakeServer(TestArchive archive) throws Exception {
         this.archive = archive;
         this.liveThrough = archive.rows.size();
         server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0)
@@ -77,7 +77,7 @@ final class FakeServer implements AutoCloseable {
         port = server.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
     }
 
-    String host() {
+    public String host() {
         return "127.0.0.1:" + port;
     }
 
@@ -86,7 +86,7 @@ final class FakeServer implements AutoCloseable {
         return n == null ? 0 : n.get();
     }
 
-    void fail(String nsid, int times, int status) {
+    public void fail(String nsid, int times, int status) {
         failures.put(nsid, new int[] {times, status});
     }
 

@@ -19,25 +19,25 @@ import jetstream.segment.io.SegmentWriter;
  * {@link SegmentWriter} (small blocks and segments, so plans have many units), the rest exist only
  * on the live tail.
  */
-final class TestArchive {
+public final class TestArchive {
     static final String[] DIDS = {"did:plc:alice", "did:plc:bob", "did:plc:carol", "did:plc:dave", "did:web:eve.test"};
     static final String[] COLLECTIONS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow"};
     private static final String TID_CHARS = "234567abcdefghijklmnopqrstuvwxyz";
     static final long T0 = 1_700_000_000_000_000L;
 
     /** One stored row. */
-    record Row(long seq, int kind, String did, String collection, String rkey, String rev, byte[] payload) {
+    public record Row(long seq, int kind, String did, String collection, String rkey, String rev, byte[] payload) {
         long time() {
             return T0 + seq * 1000;
         }
     }
 
-    final List<Row> rows = new ArrayList<>();
+    public final List<Row> rows = new ArrayList<>();
     final long sealedThrough;
-    volatile Manifest manifest = Manifest.EMPTY;
+    public volatile Manifest manifest = Manifest.EMPTY;
     final Path dir;
 
-    TestArchive(Path dir, int total, long sealedThrough, int eventsPerBlock, long segmentBytes) throws IOException {
+    public TestArchive(Path dir, int total, long sealedThrough, int eventsPerBlock, long segmentBytes) throws IOException {
         this.dir = dir;
         this.sealedThrough = sealedThrough;
         for (long s = 1; s <= total; s++) {

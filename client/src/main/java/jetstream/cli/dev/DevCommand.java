@@ -20,8 +20,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class DevCommand {
     public static final String USAGE = "dev up|down|reset [--port 6008] [--base-port 6100] [--host 127.0.0.1] "
-            + "[--data-dir ./data-dev] [--profile demo] [--sim <flag> <value>]... | "
-            + "dev tail [url] [--collection <nsid>]... [--backfill] [--limit n]";
+            + "[--data-dir ./data-dev] [--profile demo] [--sim <flag> <value>]...";
     static final String PID_FILE = "dev-stack.pid";
 
     private final PrintStream out;
@@ -33,9 +32,6 @@ public final class DevCommand {
     public int run(String[] args) throws Exception {
         if (args.length == 0) {
             throw new IllegalArgumentException("missing action: up, down or reset");
-        }
-        if (args[0].equals("tail")) {
-            return tail(java.util.Arrays.copyOfRange(args, 1, args.length));
         }
         Path root = repoRoot();
         String host = "127.0.0.1";
@@ -145,59 +141,11 @@ public final class DevCommand {
         out.println("  logs              " + cfg.dataDir().resolve("logs"));
         out.println();
         out.println("Try (another terminal):");
-        out.println("  ./jetstream dev tail " + u + " --collection app.bsky.feed.post --limit 5");
-        out.println("  ./jetstream dev tail " + u + " --backfill --limit 20     # archive first, then live");
+        out.println("  ./jetstream subscribe --host " + u + " --collections app.bsky.feed.post --limit 5");
+        out.println("  ./jetstream subscribe --host " + u + " --after-seq 0 --limit 20     # archive first, then live");
         out.println();
         out.println("Ctrl-C stops everything (or ./jetstream dev down).");
         out.flush();
-    }
-
-    /**
-     * A quick look at a running stack with the client library: events as v2 JSON lines, live from
-     * the tip, or from seq 1 with {@code --backfill} (archive first, then live).
-     */
-    int tail(String[] args) {
-        String url = "http://127.0.0.1:6008";
-        List<String> collections = new ArrayList<>();
-        boolean backfill = false;
-        long limit = Long.MAX_VALUE;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--collection" -> collections.add(value(args, ++i));
-                case "--backfill" -> backfill = true;
-                case "--limit" -> limit = Long.parseLong(value(args, ++i));
-                default -> {
-                    if (args[i].startsWith("--")) {
-                        throw new IllegalArgumentException("unknown option " + args[i]);
-                    }
-                    url = args[i];
-                }
-            }
-        }
-        jetstream.client.Options.Builder o = jetstream.client.Options.builder().collections(collections);
-        if (backfill) {
-            o.afterSeq(0);
-        }
-        long n = 0;
-        try (jetstream.client.JetstreamClient c = jetstream.client.Jetstream.subscribe(url, o.build())) {
-            for (var it = c.events(); it.hasNext() && n < limit; ) {
-                for (jetstream.client.Event e : it.next().events()) {
-                    out.println(e.toJson());
-                    if (++n >= limit) {
-                        break;
-                    }
-                }
-                out.flush();
-            }
-        }
-        return 0;
-    }
-
-    private static String value(String[] args, int i) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(args[i - 1] + " needs a value");
-        }
-        return args[i];
     }
 
     /** Stops the stack of this data directory, if one runs. */
