@@ -83,9 +83,9 @@ public final class DevCommand {
 
     private int up(DevStack.Config cfg) throws Exception {
         Path pidFile = cfg.dataDir().resolve(PID_FILE);
-        if (alive(pidFile).isPresent()) {
-            out.println("dev: a stack is already running (pid " + alive(pidFile).get().pid()
-                    + "); run ./jetstream dev down first");
+        if (alive(pidFile).isPresent() || !orphans(pidFile).isEmpty()) {
+            out.println("dev: a stack (or what is left of one) is running for " + cfg.dataDir()
+                    + "; run ./jetstream dev down first");
             return 1;
         }
         List<String> stale = DevStack.staleModules(cfg.root());
@@ -115,6 +115,10 @@ public final class DevCommand {
         }));
         Files.writeString(pidFile, ProcessHandle.current().pid() + "\n");
         stack.startAll(out);
+        // children listed too, so `dev down` can still stop them if this process was killed with -9
+        StringBuilder pids = new StringBuilder(ProcessHandle.current().pid() + "\n");
+        stack.processes().forEach((name, p) -> pids.append(name).append(' ').append(p.pid()).append('\n'));
+        Files.writeString(pidFile, pids);
         banner(cfg);
         while (true) {
             String dead = stack.firstDead();
@@ -152,31 +156,67 @@ public final class DevCommand {
     void down(Path data) throws InterruptedException {
         Path pidFile = data.resolve(PID_FILE);
         Optional<ProcessHandle> h = alive(pidFile);
-        if (h.isEmpty()) {
+        List<ProcessHandle> orphans = orphans(pidFile);
+        if (h.isEmpty() && orphans.isEmpty()) {
             out.println("dev: no running stack for " + data);
             return;
         }
-        ProcessHandle p = h.get();
-        out.println("dev: stopping the stack (pid " + p.pid() + ")...");
-        // its shutdown hook stops the children gracefully
-        p.destroy();
+        if (h.isPresent()) {
+            ProcessHandle p = h.get();
+            out.println("dev: stopping the stack (pid " + p.pid() + ")...");
+            // its shutdown hook stops the children gracefully
+            p.destroy();
+            try {
+                p.onExit().get(40, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+        for (ProcessHandle c : orphans(pidFile)) {
+            out.println("dev: stopping leftover child pid " + c.pid());
+            c.destroy();
+            try {
+                c.onExit().get(15, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                c.destroyForcibly();
+            }
+        }
         try {
-            p.onExit().get(40, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
+            Files.deleteIfExists(pidFile);
+        } catch (IOException ignored) {
+            // a stale pid file is detected as not alive
         }
         out.println("dev: stopped");
     }
 
     private static Optional<ProcessHandle> alive(Path pidFile) {
         try {
-            long pid = Long.parseLong(Files.readString(pidFile).trim());
+            long pid = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
             return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
                     .filter(p -> p.info().commandLine().map(c -> c.contains("jetstream.cli.Main")).orElse(true));
-        } catch (IOException | NumberFormatException e) {
+        } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** Children listed in the pid file that still run a JVM (a pid reused by another program is left alone). */
+    private static List<ProcessHandle> orphans(Path pidFile) {
+        List<ProcessHandle> out = new ArrayList<>();
+        try {
+            List<String> lines = Files.readAllLines(pidFile);
+            for (String l : lines.subList(Math.min(1, lines.size()), lines.size())) {
+                String[] f = l.trim().split(" ");
+                if (f.length == 2) {
+                    ProcessHandle.of(Long.parseLong(f[1])).filter(ProcessHandle::isAlive)
+                            .filter(p -> p.info().command().map(c -> c.endsWith("java")).orElse(false))
+                            .ifPresent(out::add);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no pid file: nothing to stop
+        }
+        return out;
     }
 
     static void deleteTree(Path dir) throws IOException {
