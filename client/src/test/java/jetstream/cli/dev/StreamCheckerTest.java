@@ -68,6 +68,27 @@ class StreamCheckerTest {
     }
 
     @Test
+    void aSentEventLostInACrashMayOnlyLieInAVacancy() {
+        Archive a = archive();
+        List<Row> s = goodStream(a);
+        Row lost = new Row(21, "did:plc:u0", "commit", "app.bsky.feed.post", "never-durable");
+        s.add(indexOf(s, 25), lost);
+        assertEquals(List.of(), StreamChecker.check("lost-in-vacancy", s, a, POSTS, 40));
+        List<Row> t = goodStream(a);
+        t.add(indexOf(t, 27), new Row(26, "did:plc:u0", "commit", "app.bsky.feed.post", "invented"));
+        List<String> bad = StreamChecker.check("invented", t, a, POSTS, 40);
+        assertTrue(bad.stream().anyMatch(b -> b.contains("seq 26 differs from the archive")), bad.toString());
+        List<Row> u = goodStream(a);
+        u.add(new Row(41, "did:plc:u0", "commit", "app.bsky.feed.post", "beyond"));
+        assertEquals(List.of(), StreamChecker.check("beyond-the-span", u, a, POSTS, 40),
+                "events above the archive's durable end are not judged");
+        Archive shorter = new Archive(new TreeMap<>(a.rows().headMap(30L)), Set.of(), a.vacancies());
+        List<String> missing = StreamChecker.check("not-archived", goodStream(a), shorter, POSTS, 40);
+        assertTrue(missing.stream().anyMatch(b -> b.contains("seq 31 is neither in the archive nor in a registered vacancy")),
+                missing.toString());
+    }
+
+    @Test
     void unregisteredGapFails() {
         Archive a = archive();
         Archive noVacancy = new Archive(a.rows(), Set.of(), List.of());
