@@ -33,6 +33,13 @@ public final class Main {
                 "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
         register("verify", "verify <segment-file|dir>...",
                 "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
+        register("dev", jetstream.cli.dev.DevCommand.USAGE,
+                "run the whole system locally (simulator, ingester, archive, 2 gateways, front door)",
+                args -> new jetstream.cli.dev.DevCommand(System.out).run(args));
+        register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--addr 127.0.0.1:6008]",
+                "one address for everything: routes by path to the gateways and the archive-server",
+                jetstream.cli.dev.FrontDoor::main);
+
         register("subscribe", ClientCommands.SUBSCRIBE_USAGE,
                 "stream events as v2 JSON lines: live, from a cursor, or archive-then-live", args -> ClientCommands.system().subscribe(args));
         register("backfill", ClientCommands.BACKFILL_USAGE,

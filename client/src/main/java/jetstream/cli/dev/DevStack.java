@@ -1,0 +1,373 @@
+package jetstream.cli.dev;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The whole system on one machine (issue [H]): the simulator, the ingester, the archive-server, two
+ * fanout gateways and the front door, each a child JVM on loopback sharing one data directory, each
+ * with its log file under {@code <data>/logs/}. Used by {@code jetstream dev up} and by the system
+ * test, which kills and restarts single processes.
+ */
+public final class DevStack implements AutoCloseable {
+    /** The processes, in start order. */
+    public static final List<String> NAMES = List.of("simulator", "ingester", "archive", "gateway-a", "gateway-b", "frontdoor");
+
+    /**
+     * Where and how to run. {@code basePort} numbers the internal listeners: simulator +0, ingester +1,
+     * archive +2 (management +3), gateways +4 and +5. {@code extraEnv} adds environment variables per
+     * process name (each service refuses unknown {@code JETSTREAM_*} names, so they cannot be shared).
+     */
+    public record Config(Path root, Path dataDir, String host, int frontPort, int basePort, List<String> simulatorArgs,
+                         Map<String, Map<String, String>> extraEnv) {
+        public int simPort() {
+            return basePort;
+        }
+
+        public int ingesterPort() {
+            return basePort + 1;
+        }
+
+        public int archivePort() {
+            return basePort + 2;
+        }
+
+        public int archiveManagementPort() {
+            return basePort + 3;
+        }
+
+        public int gatewayPort(int i) {
+            return basePort + 4 + i;
+        }
+
+        public String frontUrl() {
+            return "http://" + host + ":" + frontPort;
+        }
+
+        public String simUrl() {
+            return "http://" + host + ":" + simPort();
+        }
+    }
+
+    private final Config cfg;
+    private boolean closed;
+    private final Map<String, Process> procs = new LinkedHashMap<>();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private DevStack(Config cfg) {
+        this.cfg = cfg;
+    }
+
+    public Config config() {
+        return cfg;
+    }
+
+    /** A stack with nothing started yet (so a shutdown hook can be installed before the first child exists). */
+    public static DevStack create(Config cfg) throws IOException {
+        Files.createDirectories(cfg.dataDir().resolve("logs"));
+        return new DevStack(cfg);
+    }
+
+    /** Starts every process in order, each one ready before the next starts; on failure stops what started. */
+    public static DevStack start(Config cfg, java.io.PrintStream progress) throws Exception {
+        DevStack s = create(cfg);
+        s.startAll(progress);
+        return s;
+    }
+
+    public void startAll(java.io.PrintStream progress) throws Exception {
+        try {
+            for (String name : NAMES) {
+                startOne(name, progress);
+            }
+        } catch (Exception e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** Launches one process and waits until it is ready. */
+    public void startOne(String name, java.io.PrintStream progress) throws Exception {
+        checkPortFree(name);
+        progress.print("  starting " + name + "... ");
+        progress.flush();
+        ProcessBuilder pb = new ProcessBuilder(command(name));
+        pb.directory(cfg.root().toFile());
+        pb.environment().putAll(environment(name));
+        Path log = cfg.dataDir().resolve("logs").resolve(name + ".log");
+        pb.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        Process p;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("the stack is stopping");
+            }
+            p = pb.start();
+            procs.put(name, p);
+        }
+        long t0 = System.nanoTime();
+        awaitReady(name, p, log);
+        progress.printf("ready in %.1f s (pid %d, log %s)%n", (System.nanoTime() - t0) / 1e9, p.pid(),
+                cfg.root().relativize(log.toAbsolutePath()));
+    }
+
+    /** {@code kill -9} of one process (the system test's crash). */
+    public void kill9(String name) throws InterruptedException {
+        Process p;
+        synchronized (this) {
+            p = procs.remove(name);
+        }
+        if (p != null) {
+            p.destroyForcibly();
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    public synchronized Map<String, Process> processes() {
+        return new LinkedHashMap<>(procs);
+    }
+
+    /** The first process that exited on its own, or null. */
+    public synchronized String firstDead() {
+        for (Map.Entry<String, Process> e : procs.entrySet()) {
+            if (!e.getValue().isAlive()) {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    List<String> command(String name) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + (name.equals("simulator") ? "768m" : "384m"),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        switch (name) {
+            case "simulator" -> {
+                c.addAll(List.of("-jar", simulatorJar(cfg.root()).toString(), "--port", Integer.toString(cfg.simPort())));
+                c.addAll(cfg.simulatorArgs());
+            }
+            case "ingester" -> c.addAll(List.of("-jar", quarkusJar(cfg.root(), "ingester").toString()));
+            case "archive" -> c.addAll(List.of("-jar", quarkusJar(cfg.root(), "archive-server").toString()));
+            case "gateway-a", "gateway-b" -> c.addAll(List.of("-jar", quarkusJar(cfg.root(), "fanout-gateway").toString()));
+            case "frontdoor" -> {
+                c.addAll(List.of("-cp", System.getProperty("java.class.path"), "jetstream.cli.Main", "frontdoor",
+                        "--addr", cfg.host() + ":" + cfg.frontPort(),
+                        "--archive", cfg.host() + ":" + cfg.archivePort(),
+                        "--gateway", cfg.host() + ":" + cfg.gatewayPort(0),
+                        "--gateway", cfg.host() + ":" + cfg.gatewayPort(1)));
+            }
+            default -> throw new IllegalArgumentException(name);
+        }
+        return c;
+    }
+
+    Map<String, String> environment(String name) {
+        Map<String, String> env = new LinkedHashMap<>(cfg.extraEnv().getOrDefault(name, Map.of()));
+        String data = cfg.dataDir().toAbsolutePath().toString();
+        switch (name) {
+            case "ingester" -> {
+                env.put("JETSTREAM_ADDR", cfg.host() + ":" + cfg.ingesterPort());
+                env.put("JETSTREAM_DATA_DIR", data);
+                env.put("JETSTREAM_RELAY_URL", cfg.simUrl());
+                env.put("JETSTREAM_PLC_URL", cfg.simUrl());
+                // bootstrap/backfill ([D2]) is not built: start in steady state on an empty archive
+                env.put("JETSTREAM_INGEST_START_STEADY", "true");
+                env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
+            }
+            case "archive" -> {
+                env.put("QUARKUS_HTTP_HOST", cfg.host());
+                env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.archivePort()));
+                env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
+                env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.archiveManagementPort()));
+                env.put("JETSTREAM_DATA_DIR", data);
+            }
+            case "gateway-a", "gateway-b" -> {
+                env.put("QUARKUS_HTTP_HOST", cfg.host());
+                env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
+                env.put("JETSTREAM_DATA_DIR", data);
+            }
+            default -> {
+                // simulator and front door take flags
+            }
+        }
+        return env;
+    }
+
+    /** The URL that answers 200 once {@code name} serves. */
+    String readyUrl(String name) {
+        String h = "http://" + cfg.host() + ":";
+        return switch (name) {
+            case "simulator" -> h + cfg.simPort() + "/sim/hosts";
+            case "ingester" -> h + cfg.ingesterPort() + "/q/health/ready";
+            case "archive" -> h + cfg.archiveManagementPort() + "/q/health/ready";
+            case "gateway-a" -> h + cfg.gatewayPort(0) + "/q/health/ready";
+            case "gateway-b" -> h + cfg.gatewayPort(1) + "/q/health/ready";
+            case "frontdoor" -> cfg.frontUrl() + "/status";
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    private void awaitReady(String name, Process p, Path log) throws Exception {
+        URI u = URI.create(readyUrl(name));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        String last = "no answer";
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + p.exitValue() + " while starting; see " + log
+                        + tail(log));
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(u).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+                last = "HTTP " + r.statusCode() + " " + r.body();
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException(name + " not ready within 120 s at " + u + " (" + last + "); see " + log + tail(log));
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return "\n    " + String.join("\n    ", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private void checkPortFree(String name) {
+        int port = switch (name) {
+            case "simulator" -> cfg.simPort();
+            case "ingester" -> cfg.ingesterPort();
+            case "archive" -> cfg.archivePort();
+            case "gateway-a" -> cfg.gatewayPort(0);
+            case "gateway-b" -> cfg.gatewayPort(1);
+            default -> cfg.frontPort();
+        };
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(cfg.host(), port), 300);
+        } catch (IOException free) {
+            return;
+        }
+        throw new IllegalStateException("port " + cfg.host() + ":" + port + " (" + name
+                + ") is in use: stop what holds it or pick other ports (--port, --base-port)");
+    }
+
+    /** SIGTERM every process in reverse start order, wait up to {@code grace}, then kill what remains. */
+    @Override
+    public void close() {
+        List<Process> all;
+        synchronized (this) {
+            closed = true;
+            all = new ArrayList<>(procs.values());
+            procs.clear();
+        }
+        java.util.Collections.reverse(all);
+        for (Process p : all) {
+            p.destroy();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        for (Process p : all) {
+            try {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
+                    p.destroyForcibly();
+                    p.waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ---- artifacts and the build ----
+
+    static Path simulatorJar(Path root) throws IOException {
+        Path target = root.resolve("simulator/target");
+        if (Files.isDirectory(target)) {
+            try (Stream<Path> s = Files.list(target)) {
+                var jar = s.filter(p -> p.getFileName().toString().matches("simulator-.*-all\\.jar")).findFirst();
+                if (jar.isPresent()) {
+                    return jar.get();
+                }
+            }
+        }
+        return target.resolve("simulator-all.jar (not built)");
+    }
+
+    static Path quarkusJar(Path root, String module) {
+        return root.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
+    }
+
+    /** The modules whose runnable artifact is missing or older than a source of the module or of shared-format. */
+    public static List<String> staleModules(Path root) throws IOException {
+        List<String> stale = new ArrayList<>();
+        for (String m : List.of("simulator", "ingester", "archive-server", "fanout-gateway")) {
+            Path artifact = m.equals("simulator") ? simulatorJar(root) : quarkusJar(root, m);
+            if (!Files.exists(artifact)) {
+                stale.add(m);
+                continue;
+            }
+            long built = Files.getLastModifiedTime(artifact).toMillis();
+            if (newerThan(root.resolve(m), built) || newerThan(root.resolve("shared-format"), built)
+                    || Files.getLastModifiedTime(root.resolve("pom.xml")).toMillis() > built) {
+                stale.add(m);
+            }
+        }
+        return stale;
+    }
+
+    private static boolean newerThan(Path module, long millis) throws IOException {
+        if (Files.getLastModifiedTime(module.resolve("pom.xml")).toMillis() > millis) {
+            return true;
+        }
+        Path src = module.resolve("src/main");
+        if (!Files.isDirectory(src)) {
+            return false;
+        }
+        try (Stream<Path> s = Files.walk(src)) {
+            return s.anyMatch(p -> {
+                try {
+                    return Files.isRegularFile(p) && Files.getLastModifiedTime(p).toMillis() > millis;
+                } catch (IOException e) {
+                    return true;
+                }
+            });
+        }
+    }
+
+    /** {@code mvn -B -q -pl <modules> -am package -DskipTests}; output to {@code log}. */
+    public static void build(Path root, List<String> modules, Path log) throws IOException, InterruptedException {
+        Files.createDirectories(log.getParent());
+        String mvn = System.getenv().getOrDefault("MVN", "mvn");
+        List<String> cmd = new ArrayList<>(List.of(mvn, "-B", "-q", "-pl", String.join(",", modules), "-am", "package",
+                "-DskipTests"));
+        if (Boolean.getBoolean("jetstream.dev.offline")) {
+            cmd.add(1, "-o");
+        }
+        Process p = new ProcessBuilder(cmd).directory(root.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.to(log.toFile())).start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("build failed (" + String.join(" ", cmd) + "); see " + log + tail(log));
+        }
+    }
+}

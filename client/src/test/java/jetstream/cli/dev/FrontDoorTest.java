@@ -1,0 +1,159 @@
+package jetstream.cli.dev;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The front door against fake backends that say who they are: routing, WebSocket splice, rejections, failover. */
+class FrontDoorTest {
+    private Vertx vertx;
+    private final List<HttpServer> servers = new ArrayList<>();
+    private FrontDoor door;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    /** A backend answering every HTTP request with "name method path?query"; WebSockets echo with its name, or reject. */
+    private int backend(String name) throws Exception {
+        HttpServer s = vertx.createHttpServer().requestHandler(req -> {
+            if ("websocket".equalsIgnoreCase(req.getHeader("Upgrade"))) {
+                if (req.query() != null && req.query().contains("reject")) {
+                    req.response().setStatusCode(400).putHeader("Content-Type", "application/json")
+                            .end("{\"error\":\"InvalidRequest\",\"message\":\"from " + name + "\"}");
+                    return;
+                }
+                req.toWebSocket().onSuccess(ws -> {
+                    ws.writeTextMessage(name + " " + req.uri());
+                    ws.textMessageHandler(t -> ws.writeTextMessage(name + " echo " + t));
+                    ws.binaryMessageHandler(b -> ws.writeBinaryMessage(b.appendString("!")));
+                });
+                return;
+            }
+            req.body().onSuccess(body -> req.response().putHeader("X-Backend", name)
+                    .end(name + " " + req.method() + " " + req.uri() + (body.length() > 0 ? " body=" + body : "")));
+        });
+        s.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        servers.add(s);
+        return s.actualPort();
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        vertx = Vertx.vertx();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (door != null) {
+            door.close();
+        }
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    private String get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + door.port() + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    @Test
+    void routesByPath() throws Exception {
+        int archive = backend("archive");
+        int a = backend("gw-a");
+        int b = backend("gw-b");
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                List.of(new FrontDoor.Backend("127.0.0.1", a), new FrontDoor.Backend("127.0.0.1", b)));
+        assertEquals("archive GET /status", get("/status"));
+        assertEquals("archive GET /", get("/"));
+        assertEquals("archive GET /xrpc/network.bsky.jetstream.planSnapshot?x=1",
+                get("/xrpc/network.bsky.jetstream.planSnapshot?x=1"));
+        String d1 = get("/xrpc/network.bsky.jetstream.getZstdDictionary");
+        String d2 = get("/xrpc/network.bsky.jetstream.getZstdDictionary");
+        assertTrue(d1.startsWith("gw-") && d2.startsWith("gw-") && !d1.substring(0, 4).equals(d2.substring(0, 4)),
+                "round-robin over both gateways: " + d1 + " / " + d2);
+        String post = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + door.port()
+                        + "/xrpc/network.bsky.jetstream.planSnapshot")).POST(HttpRequest.BodyPublishers.ofString("{\"a\":1}")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        assertEquals("archive POST /xrpc/network.bsky.jetstream.planSnapshot body={\"a\":1}", post);
+    }
+
+    @Test
+    void proxiesWebSocketsAndRejections() throws Exception {
+        int archive = backend("archive");
+        int a = backend("gw-a");
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                List.of(new FrontDoor.Backend("127.0.0.1", a)));
+        LinkedBlockingQueue<String> got = new LinkedBlockingQueue<>();
+        WebSocket ws = http.newWebSocketBuilder().buildAsync(URI.create("ws://127.0.0.1:" + door.port()
+                + "/subscribe?wantedCollections=app.bsky.feed.post"), new Collect(got)).get(10, TimeUnit.SECONDS);
+        assertEquals("gw-a /subscribe?wantedCollections=app.bsky.feed.post", got.poll(10, TimeUnit.SECONDS));
+        ws.sendText("hello", true).get(10, TimeUnit.SECONDS);
+        assertEquals("gw-a echo hello", got.poll(10, TimeUnit.SECONDS));
+        ws.sendBinary(java.nio.ByteBuffer.wrap("bin".getBytes()), true).get(10, TimeUnit.SECONDS);
+        assertEquals("binary:bin!", got.poll(10, TimeUnit.SECONDS));
+        ws.abort();
+
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> http.newWebSocketBuilder().buildAsync(URI.create("ws://127.0.0.1:" + door.port()
+                        + "/xrpc/network.bsky.jetstream.subscribeEvents?reject=1"), new Collect(got)).get(10, TimeUnit.SECONDS));
+        WebSocketHandshakeException h = (WebSocketHandshakeException) e.getCause();
+        assertEquals(400, h.getResponse().statusCode());
+        assertEquals("{\"error\":\"InvalidRequest\",\"message\":\"from gw-a\"}", h.getResponse().body());
+    }
+
+    @Test
+    void aDownGatewayIsSkippedForWebSockets() throws Exception {
+        int archive = backend("archive");
+        int live = backend("gw-live");
+        int dead;
+        try (ServerSocket s = new ServerSocket(0)) {
+            dead = s.getLocalPort();
+        }
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                List.of(new FrontDoor.Backend("127.0.0.1", dead), new FrontDoor.Backend("127.0.0.1", live)));
+        for (int i = 0; i < 4; i++) {
+            LinkedBlockingQueue<String> got = new LinkedBlockingQueue<>();
+            WebSocket ws = http.newWebSocketBuilder().buildAsync(URI.create("ws://127.0.0.1:" + door.port() + "/subscribe"),
+                    new Collect(got)).get(10, TimeUnit.SECONDS);
+            assertEquals("gw-live /subscribe", got.poll(10, TimeUnit.SECONDS));
+            ws.abort();
+        }
+        assertTrue(get("/xrpc/network.bsky.jetstream.getZstdDictionary").startsWith("front door: backend")
+                || get("/xrpc/network.bsky.jetstream.getZstdDictionary").startsWith("front door: backend"),
+                "plain HTTP to a down gateway answers 502 with the backend named");
+    }
+
+    private record Collect(LinkedBlockingQueue<String> got) implements WebSocket.Listener {
+        @Override
+        public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+            got.add(data.toString());
+            ws.request(1);
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket ws, java.nio.ByteBuffer data, boolean last) {
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            got.add("binary:" + new String(b));
+            ws.request(1);
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+}
