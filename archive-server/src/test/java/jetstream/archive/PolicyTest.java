@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import jetstream.config.EnvGuard;
 
 /** Cache-Control rules (spec §3.3) and the unknown-environment-variable check (facts §8). */
 class PolicyTest {
@@ -30,7 +31,7 @@ class PolicyTest {
 
     @Test
     void unknownEnvironmentVariables() {
-        assertEquals(Set.of("JETSTREAM_DATADIR"), EnvironmentCheck.unknown(Map.of(
+        assertEquals(Set.of("JETSTREAM_DATADIR"), EnvGuard.unknown(Map.of(
                 "JETSTREAM_DATA_DIR", "x", "JETSTREAM_DATADIR", "typo", "JETSTREAM_APP_FOO", "1",
                 "JETSTREAM_SIM_BAR", "1", "JETSTREAM_API_KEY", "k", "PATH", "/bin",
                 "JETSTREAM_ARCHIVE_STANDALONE", "true", "JETSTREAM_COMPACTION_CACHE_GRACE", "5m")));

@@ -33,16 +33,9 @@ final class ServicesConfig {
         return out;
     }
 
-    static Set<String> ingesterEnv() {
-        return knownEnv("ingester", "jetstream.ingester.EnvGuard");
-    }
-
-    static Set<String> archiveEnv() {
-        return knownEnv("archive-server", "jetstream.archive.EnvironmentCheck");
-    }
-
-    static Set<String> gatewayEnv() {
-        return knownEnv("fanout-gateway", "jetstream.gateway.EnvCheck");
+    /** The JETSTREAM_* names every process accepts: one shared startup check (jetstream.config.EnvGuard). */
+    static Set<String> acceptedEnv() {
+        return knownEnv("shared-format", "jetstream.config.EnvGuard");
     }
 
     static Properties applicationProperties(String module) {

@@ -27,6 +27,7 @@ import jetstream.replay.CursorResolver;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.ZstdFrames;
+import jetstream.config.EnvGuard;
 
 /**
  * The gateway's shared state: the ring (fed by the feed), cold replay over the segment directory,
@@ -64,7 +65,7 @@ public class Gateway {
     private long sweeper = -1;
 
     void onStart(@Observes StartupEvent ev) {
-        EnvCheck.check(System.getenv());
+        EnvGuard.check(System.getenv());
         init();
         startFeed();
     }

@@ -7,7 +7,7 @@ import java.time.Duration;
 /**
  * The ingester's settings: the reference's flags as {@code JETSTREAM_*} environment variables with
  * its defaults (facts §8), plus the {@code JETSTREAM_INGEST_*} knobs of this implementation. Every
- * name {@link EnvGuard} accepts is listed there.
+ * name {@link jetstream.config.EnvGuard} accepts is listed there.
  */
 @ConfigMapping(prefix = "jetstream")
 public interface IngesterConfig {

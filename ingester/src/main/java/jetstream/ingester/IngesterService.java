@@ -12,6 +12,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
 import org.jboss.logging.Logger;
+import jetstream.config.EnvGuard;
 
 /** Starts the ingester core with the process and stops it gracefully with it. */
 @ApplicationScoped

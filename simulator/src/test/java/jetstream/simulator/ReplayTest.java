@@ -42,16 +42,14 @@ class ReplayTest {
         SimConfig cfg = SimConfig.small();
         cfg.bigRepos = 0;
         cfg.replayBuffer = 16;
-        try (Simulator sim = Simulator.start(cfg); Socket s = new Socket("127.0.0.1", sim.port())) {
+        try (Simulator sim = Simulator.start(cfg); Socket s = new Socket()) {
+            // a small window fixed before the handshake, so the relay's sender really blocks
             s.setReceiveBufferSize(4096);
+            s.connect(new java.net.InetSocketAddress("127.0.0.1", sim.port()));
             s.setSoTimeout(60_000);
             s.getOutputStream().write(("GET /xrpc/com.atproto.sync.subscribeRepos?cursor=0 HTTP/1.1\r\nHost: x\r\n"
                     + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                     + "Sec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            // not reading while the relay moves far past the buffer: the sender blocks, the buffer wraps
-            sim.advance(1_200);
-            // now read quickly: a larger window, buffered reads
-            s.setReceiveBufferSize(1 << 20);
             DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s.getInputStream(), 1 << 16));
             String head = new String(in.readNBytes(12), StandardCharsets.ISO_8859_1);
             assertTrue(head.startsWith("HTTP/1.1 101"), head);
@@ -61,20 +59,17 @@ class ReplayTest {
                 matched = (b == (matched % 2 == 0 ? '\r' : '\n')) ? matched + 1 : (b == '\r' ? 1 : 0);
             }
             FrameDecoder d = new FrameDecoder();
-            long lastSeq = 0;
-            FirehoseMessage last = null;
+            // one event read proves the sender is streaming from cursor 0 before the relay races ahead
+            sim.advance(1);
+            FirehoseMessage last = d.decode(readFrame(in));
+            assertEquals(1, last.seq());
+            long lastSeq = 1;
+            // not reading while the relay moves far past the buffer: several MiB of frames, more than the
+            // kernel's largest send buffer (tcp_wmem max, 4 MiB by default), so the sender blocks and the buffer wraps
+            sim.advance(7_999);
             while (true) {
-                int b0 = in.readUnsignedByte();
-                int b1 = in.readUnsignedByte();
-                long len = b1 & 0x7f;
-                if (len == 126) {
-                    len = in.readUnsignedShort();
-                } else if (len == 127) {
-                    len = in.readLong();
-                }
-                byte[] payload = in.readNBytes((int) len);
-                if ((b0 & 0x0f) == 0x8) {
-                    assertEquals(1008, ((payload[0] & 0xff) << 8) | (payload[1] & 0xff));
+                byte[] payload = readFrame(in);
+                if (payload == null) {
                     break;
                 }
                 last = d.decode(payload);
@@ -86,5 +81,23 @@ class ReplayTest {
             assertEquals("ConsumerTooSlow", assertInstanceOf(FirehoseMessage.Error.class, last).error());
             assertTrue(lastSeq < sim.headSeq() - cfg.replayBuffer, "fell behind at " + lastSeq);
         }
+    }
+
+    /** The next frame's payload, or null after asserting a 1008 close frame. */
+    private static byte[] readFrame(DataInputStream in) throws java.io.IOException {
+        int b0 = in.readUnsignedByte();
+        int b1 = in.readUnsignedByte();
+        long len = b1 & 0x7f;
+        if (len == 126) {
+            len = in.readUnsignedShort();
+        } else if (len == 127) {
+            len = in.readLong();
+        }
+        byte[] payload = in.readNBytes((int) len);
+        if ((b0 & 0x0f) == 0x8) {
+            assertEquals(1008, ((payload[0] & 0xff) << 8) | (payload[1] & 0xff));
+            return null;
+        }
+        return payload;
     }
 }

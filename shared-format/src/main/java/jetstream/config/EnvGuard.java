@@ -1,4 +1,4 @@
-package jetstream.ingester;
+package jetstream.config;
 
 import java.util.Map;
 import java.util.Set;
@@ -6,11 +6,12 @@ import java.util.TreeSet;
 
 /**
  * Refuses unknown {@code JETSTREAM_*} environment variables (facts §8): a typo must fail startup
- * naming the variable rather than silently run with a default. The reference's exempt prefixes
- * ({@code JETSTREAM_APP_}, {@code JETSTREAM_SIM_}, {@code JETSTREAM_API_KEY}) are accepted.
+ * naming the variable rather than silently run with a default. One list serves every process, so a
+ * single environment (a dev stack, a k8s ConfigMap) can configure all of them; the reference's
+ * exempt prefixes ({@code JETSTREAM_APP_}, {@code JETSTREAM_SIM_}, {@code JETSTREAM_API_KEY}) pass.
  */
 public final class EnvGuard {
-    /** Every flag env var of the reference (facts §8.1, §8.2) and this module's own. */
+    /** Every flag env var of the reference (facts §8.1, §8.2) and every one our processes add. */
     public static final Set<String> KNOWN = Set.of(
             "JETSTREAM_LOG_LEVEL", "JETSTREAM_LOG_FORMAT", "JETSTREAM_ADDR", "JETSTREAM_DEBUG_ADDR",
             "JETSTREAM_SHUTDOWN_TIMEOUT", "JETSTREAM_CLIENT_DRAIN_TIMEOUT", "JETSTREAM_RELAY_URL", "JETSTREAM_PLC_URL",
@@ -26,9 +27,15 @@ public final class EnvGuard {
             "JETSTREAM_SUBSCRIBE_BLOCK_CACHE_BYTES", "JETSTREAM_SUBSCRIBE_READ_BATCH", "JETSTREAM_SUBSCRIBE_SLOW_WINDOW",
             "JETSTREAM_SUBSCRIBE_SLOW_MIN_RATE", "JETSTREAM_CURSOR_BLOCK_INDEX_CACHE_SIZE",
             "JETSTREAM_COMPACTION_INTERVAL", "JETSTREAM_COMPACTION_TOMBSTONE_CAP",
-            "JETSTREAM_COMPACTION_REWRITE_WORKERS", "JETSTREAM_TIMESTAMP_IMPORT_TOKEN", "JETSTREAM_TIMESTAMP_IMPORT_DIR",
+            "JETSTREAM_COMPACTION_REWRITE_WORKERS", "JETSTREAM_COMPACTION_CACHE_GRACE",
+            "JETSTREAM_TIMESTAMP_IMPORT_TOKEN", "JETSTREAM_TIMESTAMP_IMPORT_DIR",
+            // ingester
             "JETSTREAM_INGEST_START_STEADY", "JETSTREAM_INGEST_VERIFY", "JETSTREAM_INGEST_EVENTS_PER_BLOCK",
-            "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "JETSTREAM_INGEST_BLOCK_AGE");
+            "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "JETSTREAM_INGEST_BLOCK_AGE",
+            // archive-server
+            "JETSTREAM_ARCHIVE_STANDALONE", "JETSTREAM_ARCHIVE_RESCAN_INTERVAL",
+            // fanout-gateway
+            "JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP");
 
     private EnvGuard() {}
 
@@ -49,7 +56,7 @@ public final class EnvGuard {
         Set<String> bad = unknown(env);
         if (!bad.isEmpty()) {
             throw new IllegalStateException("unknown environment variable" + (bad.size() > 1 ? "s " : " ")
-                    + String.join(", ", bad) + " (not a jetstream setting; check the spelling)");
+                    + String.join(", ", bad) + " (not a jetstream setting; see docs/configuration.md)");
         }
     }
 }
