@@ -227,16 +227,14 @@ class SystemTest {
         assertTrue(prev == null || prev.equals(r), "seq " + r.seq() + " archived twice with different rows");
     }
 
-    /** The first port of {@code n} consecutive free loopback ports. */
+    /**
+     * The first port of {@code n} consecutive free loopback ports, below the kernel's ephemeral range:
+     * the simulator binds its PDS hosts on ephemeral ports, which must never land on a service's port.
+     */
     private static int freeRun(int n) throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int start;
-            try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                start = s.getLocalPort();
-            }
-            if (start + n >= 65000) {
-                continue;
-            }
+        java.util.Random random = new java.util.Random();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int start = 20_000 + random.nextInt(12_000);
             boolean ok = true;
             for (int p = start; p < start + n && ok; p++) {
                 try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
