@@ -600,7 +600,11 @@ public class ArchiveServer {
                 }
                 if (res.writeQueueFull()) {
                     res.drainHandler(v -> run());
-                    return;
+                    if (res.writeQueueFull()) {
+                        return;
+                    }
+                    // The queue drained before the handler was in place (this may run off the event
+                    // loop): keep writing here, or the download would stall with no drain to come.
                 }
                 res.write(Buffer.buffer(Unpooled.wrappedBuffer(chunks.get(next++))));
             }
