@@ -2,6 +2,7 @@ package jetstream.wire;
 
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cbor.CborReader;
+import jetstream.atproto.json.JsonBuffer;
 
 /**
  * The fields of a stored {@code #identity}, {@code #account} or {@code #sync} payload (the upstream
@@ -78,5 +79,60 @@ final class UpstreamBody {
             }
         }
         r.requireEnd();
+    }
+
+    /** How a wire writes a string taken from the body: v1 and v2 escape differently (decision 6). */
+    @FunctionalInterface
+    interface Strings {
+        void append(byte[] src, int off, int len, JsonBuffer out);
+    }
+
+    /** The inner {@code identity} object: {@code $type?, did, handle?, seq, time}. */
+    void writeIdentity(JsonBuffer out, Strings strings) {
+        out.append((byte) '{');
+        type(out, strings);
+        field(out, strings, "\"did\":", didOff, didLen);
+        if (handleOff >= 0) {
+            field(out, strings, ",\"handle\":", handleOff, handleLen);
+        }
+        out.appendAscii(",\"seq\":");
+        out.appendLong(seq);
+        field(out, strings, ",\"time\":", timeOff, timeLen);
+        out.append((byte) '}');
+    }
+
+    /** The inner {@code account} object: {@code $type?, active, did, seq, status?, time}. */
+    void writeAccount(JsonBuffer out, Strings strings) {
+        out.append((byte) '{');
+        type(out, strings);
+        out.appendAscii("\"active\":");
+        out.appendBoolean(active);
+        field(out, strings, ",\"did\":", didOff, didLen);
+        out.appendAscii(",\"seq\":");
+        out.appendLong(seq);
+        if (statusOff >= 0) {
+            field(out, strings, ",\"status\":", statusOff, statusLen);
+        }
+        field(out, strings, ",\"time\":", timeOff, timeLen);
+        out.append((byte) '}');
+    }
+
+    /** {@code $type} leads the inner object only when the stored body carries one (upstream bodies do not). */
+    void type(JsonBuffer out, Strings strings) {
+        if (typeOff >= 0) {
+            out.appendAscii("\"$type\":");
+            strings.append(src, typeOff, typeLen, out);
+            out.append((byte) ',');
+        }
+    }
+
+    /** A required string field; an absent one renders empty, as the generated structs do. */
+    void field(JsonBuffer out, Strings strings, String key, int off, int len) {
+        out.appendAscii(key);
+        if (off < 0) {
+            out.appendAscii("\"\"");
+        } else {
+            strings.append(src, off, len, out);
+        }
     }
 }

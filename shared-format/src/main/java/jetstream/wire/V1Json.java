@@ -14,6 +14,8 @@ import jetstream.atproto.json.JsonBuffer;
  * <p>Not thread-safe: one instance per encoding thread, reused across events.
  */
 public final class V1Json {
+    /** v1 strings use Go encoding/json escaping, as production served them. */
+    private static final UpstreamBody.Strings V1_STRINGS = (src, off, len, out) -> out.appendUtf8String(src, off, len);
     private final CborJson record = new CborJson();
     private final UpstreamBody body = new UpstreamBody();
     private final JsonText text = new JsonText();
@@ -78,50 +80,13 @@ public final class V1Json {
 
     private void identity(WireEvent e, JsonBuffer out) {
         body.parse(e.payload(), e.payloadOffset(), e.payloadLength());
-        out.appendAscii(",\"kind\":\"identity\",\"identity\":{");
-        type(out);
-        field(out, "\"did\":", body.didOff, body.didLen);
-        if (body.handleOff >= 0) {
-            field(out, ",\"handle\":", body.handleOff, body.handleLen);
-        }
-        out.appendAscii(",\"seq\":");
-        out.appendLong(body.seq);
-        field(out, ",\"time\":", body.timeOff, body.timeLen);
-        out.append((byte) '}');
+        out.appendAscii(",\"kind\":\"identity\",\"identity\":");
+        body.writeIdentity(out, V1_STRINGS);
     }
 
     private void account(WireEvent e, JsonBuffer out) {
         body.parse(e.payload(), e.payloadOffset(), e.payloadLength());
-        out.appendAscii(",\"kind\":\"account\",\"account\":{");
-        type(out);
-        out.appendAscii("\"active\":");
-        out.appendBoolean(body.active);
-        field(out, ",\"did\":", body.didOff, body.didLen);
-        out.appendAscii(",\"seq\":");
-        out.appendLong(body.seq);
-        if (body.statusOff >= 0) {
-            field(out, ",\"status\":", body.statusOff, body.statusLen);
-        }
-        field(out, ",\"time\":", body.timeOff, body.timeLen);
-        out.append((byte) '}');
-    }
-
-    /** {@code $type} leads the inner object only when the stored body carries one (upstream bodies do not). */
-    private void type(JsonBuffer out) {
-        if (body.typeOff >= 0) {
-            out.appendAscii("\"$type\":");
-            out.appendUtf8String(body.src, body.typeOff, body.typeLen);
-            out.append((byte) ',');
-        }
-    }
-
-    /** A required string field; an absent one renders empty, as the generated structs do. */
-    private void field(JsonBuffer out, String key, int off, int len) {
-        out.appendAscii(key);
-        if (off < 0) {
-            out.appendAscii("\"\"");
-        } else {
-            out.appendUtf8String(body.src, off, len);
-        }
+        out.appendAscii(",\"kind\":\"account\",\"account\":");
+        body.writeAccount(out, V1_STRINGS);
     }
 }

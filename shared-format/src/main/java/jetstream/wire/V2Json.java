@@ -22,6 +22,9 @@ public final class V2Json {
     public static final String SYNC = "network.bsky.jetstream.subscribeEvents#sync";
     public static final String INFO = "network.bsky.jetstream.subscribeEvents#info";
 
+    /** v2 strings keep U+2028/U+2029 unescaped (decision 6). */
+    private static final UpstreamBody.Strings LEX = JsonText::appendLexString;
+
     private final CborJson record = new CborJson();
     private final UpstreamBody body = new UpstreamBody();
     private final JsonText text = new JsonText();
@@ -106,33 +109,16 @@ public final class V2Json {
         body.parse(e.payload(), e.payloadOffset(), e.payloadLength());
         out.appendAscii("{\"$type\":\"" + IDENTITY + "\",\"did\":");
         JsonText.appendLexString(e.did(), out);
-        out.appendAscii(",\"identity\":{");
-        type(out);
-        field(out, "\"did\":", body.didOff, body.didLen);
-        if (body.handleOff >= 0) {
-            field(out, ",\"handle\":", body.handleOff, body.handleLen);
-        }
-        out.appendAscii(",\"seq\":");
-        out.appendLong(body.seq);
-        field(out, ",\"time\":", body.timeOff, body.timeLen);
-        out.append((byte) '}');
+        out.appendAscii(",\"identity\":");
+        body.writeIdentity(out, LEX);
         seqAndTime(e, out);
     }
 
     private void account(WireEvent e, JsonBuffer out) {
         body.parse(e.payload(), e.payloadOffset(), e.payloadLength());
-        out.appendAscii("{\"$type\":\"" + ACCOUNT + "\",\"account\":{");
-        type(out);
-        out.appendAscii("\"active\":");
-        out.appendBoolean(body.active);
-        field(out, ",\"did\":", body.didOff, body.didLen);
-        out.appendAscii(",\"seq\":");
-        out.appendLong(body.seq);
-        if (body.statusOff >= 0) {
-            field(out, ",\"status\":", body.statusOff, body.statusLen);
-        }
-        field(out, ",\"time\":", body.timeOff, body.timeLen);
-        out.appendAscii("},\"did\":");
+        out.appendAscii("{\"$type\":\"" + ACCOUNT + "\",\"account\":");
+        body.writeAccount(out, LEX);
+        out.appendAscii(",\"did\":");
         JsonText.appendLexString(e.did(), out);
         seqAndTime(e, out);
     }
@@ -144,17 +130,17 @@ public final class V2Json {
         out.appendAscii(",\"seq\":");
         out.appendLong(e.seq());
         out.appendAscii(",\"sync\":{");
-        type(out);
+        body.type(out, LEX);
         out.appendAscii("\"blocks\":{\"$bytes\":\"");
         if (body.blocksOff >= 0) {
             out.appendBase64(body.src, body.blocksOff, body.blocksLen);
         }
         out.appendAscii("\"}");
-        field(out, ",\"did\":", body.didOff, body.didLen);
-        field(out, ",\"rev\":", body.revOff, body.revLen);
+        body.field(out, LEX, ",\"did\":", body.didOff, body.didLen);
+        body.field(out, LEX, ",\"rev\":", body.revOff, body.revLen);
         out.appendAscii(",\"seq\":");
         out.appendLong(body.seq);
-        field(out, ",\"time\":", body.timeOff, body.timeLen);
+        body.field(out, LEX, ",\"time\":", body.timeOff, body.timeLen);
         out.appendAscii("},\"time\":");
         JsonText.appendMicrosTime(e.timeMicros(), out);
         out.append((byte) '}');
@@ -166,23 +152,5 @@ public final class V2Json {
         out.appendAscii(",\"time\":");
         JsonText.appendMicrosTime(e.timeMicros(), out);
         out.append((byte) '}');
-    }
-
-    private void type(JsonBuffer out) {
-        if (body.typeOff >= 0) {
-            out.appendAscii("\"$type\":");
-            JsonText.appendLexString(body.src, body.typeOff, body.typeLen, out);
-            out.append((byte) ',');
-        }
-    }
-
-    /** A required string field; an absent one renders empty, as the generated structs do. */
-    private void field(JsonBuffer out, String key, int off, int len) {
-        out.appendAscii(key);
-        if (off < 0) {
-            out.appendAscii("\"\"");
-        } else {
-            JsonText.appendLexString(body.src, off, len, out);
-        }
     }
 }
