@@ -71,5 +71,14 @@ public interface IngesterConfig {
         /** {@code JETSTREAM_INGEST_BLOCK_AGE}: longest a block may fill before it is flushed. */
         @WithDefault("30s")
         Duration blockAge();
+
+        /**
+         * {@code JETSTREAM_INGEST_DEV_HOST_MAP}, development only: {@code hostname=http://127.0.0.1:port,...}
+         * routes a DID document's PDS hostname to a local address for resync getRepo ({@link DevHostMap}).
+         */
+        java.util.Optional<String> devHostMap();
+
+        /** {@code JETSTREAM_INGEST_DEV_HOST_MAP_URL}, development only: a JSON hostname → URL map (simulator {@code /sim/hosts}). */
+        java.util.Optional<String> devHostMapUrl();
     }
 }

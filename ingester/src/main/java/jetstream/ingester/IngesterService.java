@@ -34,10 +34,24 @@ public class IngesterService {
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity());
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
+    }
+
+    /** The identity route, or the development host map (announced loudly: it must never be set in production). */
+    private static java.util.function.UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
+        String spec = in.devHostMap().orElse("");
+        String url = in.devHostMapUrl().orElse("");
+        if (spec.isBlank() && url.isBlank()) {
+            return java.util.function.UnaryOperator.identity();
+        }
+        DevHostMap map = DevHostMap.load(spec, url, java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofSeconds(30));
+        LOG.warnf("DEVELOPMENT HOST MAP ACTIVE (JETSTREAM_INGEST_DEV_HOST_MAP%s): %d PDS hostnames are routed to local"
+                + " addresses for getRepo, %s. Never set this in production.", url.isBlank() ? "" : "_URL " + url,
+                map.hosts().size(), map.hosts());
+        return map;
     }
 
     void onStop(@Observes ShutdownEvent ev) throws IOException {

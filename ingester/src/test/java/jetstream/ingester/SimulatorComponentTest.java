@@ -53,10 +53,10 @@ class SimulatorComponentTest {
         Path data = dir.resolve("data");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Simulator sim = Simulator.start(cfg)) {
-            Map<String, String> hosts = sim.hostMap();
+            // the dev stack's wiring: DID documents name pds-N.sim.test, the simulator lists their ports
+            DevHostMap hosts = DevHostMap.load("", sim.url() + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(5));
             IngesterCore.Settings s = new IngesterCore.Settings(data, sim.url(), sim.url(), true, true,
-                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20,
-                    url -> route(url, hosts));
+                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20, hosts);
             List<FeedFrame.Event> archived;
             IngestMetrics metrics;
             try (IngesterCore core = IngesterCore.open(s, registry, t -> {
@@ -126,12 +126,6 @@ class SimulatorComponentTest {
                 assertTrue(kind.equals("resync_fetch") || c.count() == 0, "verifier failure " + kind + " x" + c.count());
             }
         }
-    }
-
-    private static String route(String url, Map<String, String> hosts) {
-        URI u = URI.create(url);
-        String mapped = hosts.get(u.getHost());
-        return mapped != null ? mapped : url;
     }
 
     /** Every decodable relay frame from seq 1, through the same converter: what must be archived, in order. */
