@@ -23,9 +23,12 @@ public interface IngesterConfig {
     @WithDefault(":8080")
     String addr();
 
-    /** {@code JETSTREAM_SHUTDOWN_TIMEOUT}. */
+    /**
+     * {@code JETSTREAM_SHUTDOWN_TIMEOUT}: bound of the graceful close (Go duration syntax, parsed by
+     * {@link jetstream.config.RootConfigSource#shutdownTimeout}; ≤ 0 means 30 s).
+     */
     @WithDefault("5s")
-    Duration shutdownTimeout();
+    String shutdownTimeout();
 
     /** {@code JETSTREAM_RELAY_URL}: http(s) base of the relay; empty disables the live consumer. */
     @WithDefault("https://bsky.network")

@@ -29,6 +29,7 @@ public class IngesterService {
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         EnvGuard.check(System.getenv());
+        jetstream.config.LogFormat.apply(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
@@ -54,11 +55,15 @@ public class IngesterService {
         return map;
     }
 
-    void onStop(@Observes ShutdownEvent ev) throws IOException {
+    void onStop(@Observes ShutdownEvent ev) throws Exception {
         IngesterCore c = core;
         core = null;
         if (c != null) {
-            c.close();
+            java.time.Duration bound = jetstream.config.RootConfigSource.shutdownTimeout(config.shutdownTimeout());
+            if (!GracefulStop.closeWithin(c, bound)) {
+                LOG.errorf("graceful close did not finish within JETSTREAM_SHUTDOWN_TIMEOUT (%s): exiting without it;"
+                        + " the next start recovers as after a crash (open lease registered as a vacancy)", bound);
+            }
         }
     }
 

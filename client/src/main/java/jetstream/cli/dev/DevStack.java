@@ -195,11 +195,13 @@ public final class DevStack implements AutoCloseable {
                 env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
                 env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.archiveManagementPort()));
                 env.put("JETSTREAM_DATA_DIR", data);
+                env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             case "gateway-a", "gateway-b" -> {
                 env.put("QUARKUS_HTTP_HOST", cfg.host());
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
                 env.put("JETSTREAM_DATA_DIR", data);
+                env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             default -> {
                 // simulator and front door take flags
