@@ -4,20 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentSkipListMap;
-import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
@@ -130,58 +123,8 @@ class SimulatorComponentTest {
 
     /** Every decodable relay frame from seq 1, through the same converter: what must be archived, in order. */
     private static List<ArchiveRow> expectedRows(Simulator sim) throws Exception {
-        ConcurrentSkipListMap<Long, byte[]> frames = new ConcurrentSkipListMap<>();
+        Map<Long, byte[]> frames = SimFrames.all(sim);
         FrameDecoder decoder = new FrameDecoder();
-        HttpClient http = HttpClient.newHttpClient();
-        while (frames.isEmpty() || frames.lastKey() < sim.headSeq()) {
-            long from = frames.isEmpty() ? 0 : frames.lastKey();
-            CompletableFuture<Void> ended = new CompletableFuture<>();
-            WebSocket socket = http.newWebSocketBuilder().buildAsync(URI.create(sim.firehoseUrl() + "?cursor=" + from),
-                    new WebSocket.Listener() {
-                        private final java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-
-                        @Override
-                        public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer d, boolean last) {
-                            byte[] b = new byte[d.remaining()];
-                            d.get(b);
-                            buf.write(b, 0, b.length);
-                            if (last) {
-                                byte[] f = buf.toByteArray();
-                                buf.reset();
-                                try {
-                                    long seq = decoder.decode(f).seq();
-                                    if (seq > 0) {
-                                        frames.put(seq, f);
-                                    }
-                                } catch (DecodeException ignored) {
-                                    // the malformed-frame fault
-                                }
-                                if (!frames.isEmpty() && frames.lastKey() >= sim.headSeq()) {
-                                    ended.complete(null);
-                                }
-                            }
-                            ws.request(1);
-                            return null;
-                        }
-
-                        @Override
-                        public CompletionStage<?> onClose(WebSocket ws, int code, String reason) {
-                            ended.complete(null);
-                            return null;
-                        }
-
-                        @Override
-                        public void onError(WebSocket ws, Throwable error) {
-                            ended.complete(null);
-                        }
-                    }).join();
-            try {
-                // the disconnect fault may stop a subscription without closing it: resume from the last seq
-                ended.get(5, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                socket.abort();
-            }
-        }
         RowConverter converter = new RowConverter();
         List<ArchiveRow> out = new ArrayList<>();
         for (byte[] f : frames.values()) {

@@ -255,8 +255,12 @@ public final class LiveConsumer implements AutoCloseable {
         }
     }
 
-    /** Handles one frame; false when the stream must be reconnected (relay error frame). */
-    boolean handle(byte[] frame) throws InterruptedException {
+    /**
+     * Handles one frame; false when the stream must be reconnected (relay error frame). Called by the
+     * WebSocket listener one message at a time; public so a benchmark can drive the per-frame path
+     * (decode, verification, ratchets, conversion, writer submission) without a socket.
+     */
+    public boolean handle(byte[] frame) throws InterruptedException {
         metrics.liveReceived.increment();
         FirehoseMessage m;
         try {
