@@ -63,6 +63,10 @@ final class BackfillFixture {
                 });
     }
 
+    static HttpClient client() {
+        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
     static IngestMetrics metrics() {
         return new IngestMetrics(new SimpleMeterRegistry());
     }

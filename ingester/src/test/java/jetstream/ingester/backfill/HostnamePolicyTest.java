@@ -44,7 +44,7 @@ class HostnamePolicyTest {
             {"169.254.169.254", "link_local", "link_local"},
             {"100.64.0.1", "cgnat", "cgnat"},
             {"100.127.255.254", "cgnat", "cgnat"},
-            {"0.0.0.0", "private", "private"},
+            {"0.0.0.0", "ip_literal", "ip_literal"},
             {"[::1]", "loopback", null},
             {"::1", "loopback", null},
             {"[fe80::1]", "link_local", "link_local"},
