@@ -525,6 +525,9 @@ public final class BackfillEngine implements AutoCloseable {
     /** Dispatches queued and returned jobs until every job of the host is terminal. */
     private void drain(HostRun h) throws InterruptedException {
         while (!closed) {
+            if (writer.failure() != null) {
+                throw new IllegalStateException("the steady writer failed", writer.failure());
+            }
             synchronized (h) {
                 if (h.pages.isEmpty() && h.queue.isEmpty() && h.inFlight.get() == 0) {
                     return;
@@ -881,6 +884,16 @@ public final class BackfillEngine implements AutoCloseable {
             bm.forcedCheckpoints.increment();
             stageHost(h);
         }
+    }
+
+    /**
+     * The kind 1 rows the bootstrap archives for one repository CAR held in memory (CID-checked
+     * blocks, TID rev, MST walk, path gate; drops counted), or null when the repo would fail. The
+     * CPU path of a download without the network, for the bootstrap benchmark.
+     */
+    public static List<jetstream.atproto.firehose.ArchiveRow> backfillRows(String did, byte[] car, IngestMetrics metrics) {
+        RepoFetcher.Result r = new RepoFetcher(null, metrics).convert(did, car, false);
+        return r instanceof RepoFetcher.Rows rows ? rows.rows() : null;
     }
 
     /** Row snapshot of a host this engine knows (tests, status). */
