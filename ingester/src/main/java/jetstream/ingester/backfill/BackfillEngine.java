@@ -95,7 +95,7 @@ public final class BackfillEngine implements AutoCloseable {
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10));
+        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed);
         this.fetcher = new RepoFetcher(xrpc, metrics);
         this.replacer = new WholeRepoReplacer(fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.downloads = Executors.newFixedThreadPool(s.globalDownloads(), named("backfill-download"));
@@ -115,6 +115,31 @@ public final class BackfillEngine implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** A redirect target must pass the same hostname rules as a roster host (the upstream itself excepted). */
+    private boolean redirectAllowed(java.net.URI target) {
+        return redirectTargetAllowed(policy, upstream, target);
+    }
+
+    static boolean redirectTargetAllowed(HostnamePolicy policy, Upstream upstream, java.net.URI target) {
+        String host = target.getHost().toLowerCase(java.util.Locale.ROOT);
+        String authority = host + (target.getPort() < 0 ? "" : ":" + target.getPort());
+        if (authority.equals(upstream.directHost())) {
+            return true;
+        }
+        if (target.getPort() >= 0) {
+            return false;
+        }
+        HostnamePolicy.Verdict v = policy.check(host);
+        if (!v.accepted() && !(HostnamePolicy.SPECIAL_USE.equals(v.reason()) && upstream.routed(host))) {
+            return false;
+        }
+        try {
+            return upstream.routed(host) || policy.checkAddresses(java.net.InetAddress.getAllByName(host)) == null;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     /** Whether the roster is the upstream PDS alone (configured, or detected from listHosts). */
@@ -268,7 +293,7 @@ public final class BackfillEngine implements AutoCloseable {
      * cap applied, every eligible host's row upserted. In direct-PDS mode, the upstream alone.
      */
     private List<String> roster() throws InterruptedException {
-        List<String> out = new ArrayList<>();
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
         Map<String, byte[]> stage = new LinkedHashMap<>();
         Instant now = Instant.now();
         if (!direct) {
@@ -322,7 +347,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (!stage.isEmpty()) {
             writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
         }
-        return out;
+        return new ArrayList<>(out);
     }
 
     /** The normalised hostname when this listHosts entry may be crawled, else null (rejections counted). */

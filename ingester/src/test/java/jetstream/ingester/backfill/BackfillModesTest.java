@@ -241,7 +241,7 @@ class BackfillModesTest {
                 });
                 t.start();
                 long deadline = System.nanoTime() + 120_000_000_000L;
-                while (engine.progress().complete() < 8 && System.nanoTime() < deadline) {
+                while (engine.progress().complete() < 15 && System.nanoTime() < deadline) {
                     Thread.sleep(20);
                 }
                 engine.close();
@@ -260,8 +260,22 @@ class BackfillModesTest {
                     notStarted++;
                 }
             }
-            assertTrue(completeBefore.size() >= 8 && completeBefore.size() < BackfillFixture.expected(sim, false).size(),
+            assertTrue(completeBefore.size() >= 15 && completeBefore.size() < BackfillFixture.expected(sim, false).size(),
                     "stopped mid-run: " + completeBefore.size());
+            // a durable host cursor never leads: every repo listed before it is durably terminal
+            int cursors = 0;
+            for (PdsHost h : BackfillFixture.hostRows(store).values()) {
+                if (h.listReposCursor().isEmpty()) {
+                    continue;
+                }
+                cursors++;
+                for (String did : listedBefore(sim.hostUrl(h.hostname()), h.listReposCursor())) {
+                    RepoStatus r = rowsBefore.get(did);
+                    assertTrue(r != null && r.status().terminal(), did + " is covered by the cursor of " + h.hostname()
+                            + " but " + r);
+                }
+            }
+            assertTrue(cursors > 0, "a host cursor was checkpointed before the stop");
 
             // second incarnation: recover, finish, replace the interrupted ones
             try (SteadyWriter writer = BackfillFixture.openWriter(data, store, metrics);
@@ -285,6 +299,27 @@ class BackfillModesTest {
             }
             assertNull(store.get("pdshost/"), "no roster row without a hostname");
         }
+    }
+
+    /** The DIDs a host lists before {@code cursor}, paging as the engine does (batch size 5). */
+    private static List<String> listedBefore(String base, String cursor) throws Exception {
+        java.net.http.HttpClient http = BackfillFixture.client();
+        List<String> out = new ArrayList<>();
+        String c = "";
+        while (!c.equals(cursor)) {
+            byte[] body = http.send(java.net.http.HttpRequest.newBuilder(URI.create(base
+                    + "/xrpc/com.atproto.sync.listRepos?limit=5" + (c.isEmpty() ? "" : "&cursor=" + c))).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofByteArray()).body();
+            Xrpc.RepoPage page = Xrpc.parseRepos(body);
+            if (page == null) {
+                Thread.sleep(1100); // the host's rate limit (429): next window
+                continue;
+            }
+            page.repos().forEach(r -> out.add(r.did()));
+            assertTrue(page.cursor() != null, "the durable cursor " + cursor + " is not on the listing path");
+            c = page.cursor();
+        }
+        return out;
     }
 
     /** Waits (bounded) until the durable statuses equal {@code expected}: staged rows commit with their block. */

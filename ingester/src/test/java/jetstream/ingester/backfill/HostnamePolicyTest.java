@@ -84,6 +84,21 @@ class HostnamePolicyTest {
     }
 
     @Test
+    void redirectTargetsPassTheSameRules() {
+        Upstream up = new Upstream("http://127.0.0.1:5000",
+                url -> url.equals("https://pds-0.sim.test") ? "http://127.0.0.1:5001" : url);
+        java.util.function.Predicate<String> ok = u -> BackfillEngine.redirectTargetAllowed(STRICT, up,
+                java.net.URI.create(u));
+        assertEquals(true, ok.test("http://127.0.0.1:5000/xrpc/com.atproto.sync.getRepo"), "the upstream itself");
+        assertEquals(true, ok.test("https://pds-0.sim.test/xrpc/com.atproto.sync.getRepo"), "a dev-routed host");
+        for (String bad : new String[] {"http://169.254.169.254/latest/meta-data", "http://127.0.0.1/x",
+                "https://[::1]/x", "https://pds.localhost/x", "https://10.0.0.1/x", "https://pds.example.com:8443/x",
+                "https://metadata.google.internal/x", "http://127.0.0.1:5001/x"}) {
+            assertEquals(false, ok.test(bad), bad);
+        }
+    }
+
+    @Test
     void resolvedAddressesMustBePublic() throws Exception {
         InetAddress pub = InetAddress.getByName("93.184.216.34");
         InetAddress priv = InetAddress.getByName("10.1.2.3");
