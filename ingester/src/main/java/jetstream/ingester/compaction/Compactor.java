@@ -124,6 +124,7 @@ public final class Compactor implements AutoCloseable {
     private final Object stateLock = new Object();
     private final AtomicLong watermark = new AtomicLong();
     private volatile long deadline;
+    private volatile long nextScheduled;
     private volatile long runningSince;
     private volatile long segmentsDone;
     private volatile long segmentsTotal;
@@ -228,7 +229,8 @@ public final class Compactor implements AutoCloseable {
             return;
         }
         scheduled = true;
-        deadline = nowMicros() + config.interval().toNanos() / 1000;
+        nextScheduled = nowMicros() + config.interval().toNanos() / 1000;
+        deadline = nextScheduled;
         publishState();
         thread = new Thread(this::loop, "compactor");
         thread.setDaemon(true);
@@ -239,14 +241,11 @@ public final class Compactor implements AutoCloseable {
         try {
             rebuildTombstoneSet();
             while (!closing) {
-                long wait = (deadline - nowMicros()) / 1000;
+                long wait = (nextScheduled - nowMicros()) / 1000;
                 boolean early = tombstoneSet.size() >= config.tombstoneCap()
                         && System.nanoTime() - lastPassEndNanos >= EARLY_SPACING.toNanos();
                 if (wait <= 0 || early) {
-                    if (wait > 0) {
-                        passesEarly.increment();
-                    }
-                    runPass(wait > 0 ? "tombstone cap" : "interval");
+                    runScheduled(early && wait > 0);
                     continue;
                 }
                 synchronized (wake) {
@@ -259,6 +258,28 @@ public final class Compactor implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (RuntimeException | Error e) {
             onFatal.accept(e);
+        }
+    }
+
+    /**
+     * A scheduled pass, unless another pass (the merge tail's, a caller's) ran while this one waited
+     * for the rewrite lock and moved the schedule.
+     */
+    private void runScheduled(boolean early) throws InterruptedException {
+        rewriteLock.lockInterruptibly();
+        try {
+            boolean due = nowMicros() >= nextScheduled;
+            boolean stillEarly = tombstoneSet.size() >= config.tombstoneCap()
+                    && System.nanoTime() - lastPassEndNanos >= EARLY_SPACING.toNanos();
+            if (closing || !(due || early && stillEarly)) {
+                return;
+            }
+            if (!due) {
+                passesEarly.increment();
+            }
+            runPass(due ? "interval" : "tombstone cap");
+        } finally {
+            rewriteLock.unlock();
         }
     }
 
@@ -298,7 +319,8 @@ public final class Compactor implements AutoCloseable {
             lastPassEndNanos = System.nanoTime();
             runningSince = 0;
             // after a failure no deadline is promised (readers fall back to no-cache)
-            deadline = ok && scheduled ? nowMicros() + config.interval().toNanos() / 1000 : 0;
+            nextScheduled = nowMicros() + config.interval().toNanos() / 1000;
+            deadline = ok && scheduled ? nextScheduled : 0;
             publishState();
             rewriteLock.unlock();
         }
@@ -391,7 +413,7 @@ public final class Compactor implements AutoCloseable {
             watermark.set(target);
             watermarkWitnessedAt = targetWitnessed;
         }
-        return new PassResult(from, completed ? target : from, t.recordCount() + t.didCount(), candidates.size(),
+        return new PassResult(from, completed ? target : from, t.size(), candidates.size(),
                 rewritten.get(), rows.get(), bytes.get(), completed);
     }
 

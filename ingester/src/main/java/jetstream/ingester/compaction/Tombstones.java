@@ -30,6 +30,7 @@ public final class Tombstones {
 
     private final Map<String, Did> byDid = new HashMap<>();
     private long recordCount;
+    private long didTombCount;
     private long maxSeq;
 
     /**
@@ -59,6 +60,9 @@ public final class Tombstones {
         if (sync || kind == Kind.ACCOUNT.code()
                 && accountDeleted(v.buffer(), v.payloadOffset(r), v.payloadLength(r))) {
             Did d = byDid.computeIfAbsent(v.did(r), k -> new Did());
+            if (d.didSeq == 0) {
+                didTombCount++;
+            }
             d.didSeq = Math.max(d.didSeq, seq);
             maxSeq = Math.max(maxSeq, seq);
             return sync ? Source.SYNC : Source.ACCOUNT;
@@ -99,8 +103,9 @@ public final class Tombstones {
         return byDid.size();
     }
 
-    public long recordCount() {
-        return recordCount;
+    /** Distinct tombstone keys: records plus DIDs with a DID tombstone. */
+    public long size() {
+        return recordCount + didTombCount;
     }
 
     /** The highest tombstone seq; rows at or above it are never dropped. */
