@@ -26,10 +26,10 @@ import jetstream.segment.io.SegmentName;
  * their resync creates; the archive read back row by row; the survivors the drop rule of facts
  * §10.8 predicts; and the fold a consumer computes.
  */
-final class History {
-    static final String[] COLLECTIONS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow"};
+public final class History {
+    public static final String[] COLLECTIONS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow"};
 
-    record Row(long seq, long witnessedAt, int kind, String did, String collection, String rkey, byte[] payload) {
+    public record Row(long seq, long witnessedAt, int kind, String did, String collection, String rkey, byte[] payload) {
         String key() {
             return collection + "/" + rkey;
         }
@@ -53,12 +53,12 @@ final class History {
     }
 
     /** One segment's block topology and envelopes, which compaction must not change. */
-    record Shape(String name, long minSeq, long maxSeq, long minWitnessed, long maxWitnessed, List<List<Long>> blocks) {}
+    public record Shape(String name, long minSeq, long maxSeq, long minWitnessed, long maxWitnessed, List<List<Long>> blocks) {}
 
     private History() {}
 
     /** {@code n} rows over {@code dids} DIDs, a few record keys each so updates and deletes hit. */
-    static List<ArchiveRow> generate(Random r, int n, int dids) {
+    public static List<ArchiveRow> generate(Random r, int n, int dids) {
         List<ArchiveRow> out = new ArrayList<>(n);
         while (out.size() < n) {
             String did = "did:plc:h" + r.nextInt(dids);
@@ -122,13 +122,13 @@ final class History {
     }
 
     /** Whether an account body is a deletion, decided from how {@link #account} built it. */
-    static boolean accountDeleted(byte[] payload) {
+    public static boolean accountDeleted(byte[] payload) {
         String s = new String(payload, StandardCharsets.ISO_8859_1);
         return s.contains("deleted") && s.contains("active\u00f4");
     }
 
     /** Every row of every segment file in {@code segments} (sealed and active), in file order. */
-    static List<Row> read(Path segments) throws IOException {
+    public static List<Row> read(Path segments) throws IOException {
         List<Row> out = new ArrayList<>();
         try (ZstdFrames z = new ZstdFrames()) {
             BlockView v = new BlockView();
@@ -159,7 +159,7 @@ final class History {
     }
 
     /** The sealed files' shapes (block count, block and header envelopes). */
-    static List<Shape> shapes(Path segments) throws IOException {
+    public static List<Shape> shapes(Path segments) throws IOException {
         List<Shape> out = new ArrayList<>();
         for (SegmentName.Entry e : SegmentName.scan(segments)) {
             SegmentReader r;
@@ -184,7 +184,7 @@ final class History {
      * create, update or resync create goes when its record or DID has a covered tombstone with a
      * higher seq. Quadratic on purpose: it shares nothing with the production fold.
      */
-    static List<Row> survivors(List<Row> rows, long covered) {
+    public static List<Row> survivors(List<Row> rows, long covered) {
         List<Row> out = new ArrayList<>();
         for (Row x : rows) {
             boolean materialization = x.kind == 1 || x.kind == 2 || x.kind == 7;
@@ -210,7 +210,7 @@ final class History {
     }
 
     /** A consumer's fold: creates, updates and resync creates set; deletes remove; syncs and account deletions clear the DID. */
-    static Map<String, Map<String, String>> fold(List<Row> rows) {
+    public static Map<String, Map<String, String>> fold(List<Row> rows) {
         Map<String, Map<String, String>> state = new HashMap<>();
         for (Row x : rows) {
             switch (x.kind) {
