@@ -66,8 +66,13 @@ public final class Compactor implements AutoCloseable {
      * @param interval {@code --compaction-interval}; zero disables compaction entirely, merge tail included
      * @param tombstoneCap {@code --compaction-tombstone-cap}: in-memory tombstones that trigger an early pass
      * @param rewriteWorkers {@code --compaction-rewrite-workers}; 0 means min(CPUs, 8)
+     * @param earlySpacing least time between the end of a pass and an early one (30 s; shorter in tests)
      */
-    public record Config(Duration interval, long tombstoneCap, int rewriteWorkers) {
+    public record Config(Duration interval, long tombstoneCap, int rewriteWorkers, Duration earlySpacing) {
+        public Config(Duration interval, long tombstoneCap, int rewriteWorkers) {
+            this(interval, tombstoneCap, rewriteWorkers, EARLY_SPACING);
+        }
+
         public Config {
             if (interval.isNegative()) {
                 throw new IllegalArgumentException("compaction-interval must be >= 0, got " + interval);
@@ -243,7 +248,7 @@ public final class Compactor implements AutoCloseable {
             while (!closing) {
                 long wait = (nextScheduled - nowMicros()) / 1000;
                 boolean early = tombstoneSet.size() >= config.tombstoneCap()
-                        && System.nanoTime() - lastPassEndNanos >= EARLY_SPACING.toNanos();
+                        && System.nanoTime() - lastPassEndNanos >= config.earlySpacing().toNanos();
                 if (wait <= 0 || early) {
                     runScheduled(early && wait > 0);
                     continue;
@@ -270,7 +275,7 @@ public final class Compactor implements AutoCloseable {
         try {
             boolean due = nowMicros() >= nextScheduled;
             boolean stillEarly = tombstoneSet.size() >= config.tombstoneCap()
-                    && System.nanoTime() - lastPassEndNanos >= EARLY_SPACING.toNanos();
+                    && System.nanoTime() - lastPassEndNanos >= config.earlySpacing().toNanos();
             if (closing || !(due || early && stillEarly)) {
                 return;
             }
