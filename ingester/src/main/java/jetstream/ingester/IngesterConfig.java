@@ -46,6 +46,10 @@ public interface IngesterConfig {
     @WithDefault("36h")
     Duration cursorLookback();
 
+    /** {@code JETSTREAM_SKIP_MERGE_DISCOVERY}: skip the merge phase's discover-only sweep (debug, facts §8.2). */
+    @WithDefault("false")
+    boolean skipMergeDiscovery();
+
     Ingest ingest();
 
     interface Ingest {

@@ -8,6 +8,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
+import jetstream.ingester.phase.MergeTailCompaction;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
@@ -34,7 +35,8 @@ public class IngesterService {
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity());
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity(),
+                null, null, MergeTailCompaction.NONE, config.skipMergeDiscovery());
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());

@@ -54,7 +54,7 @@ class SimulatorComponentTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Simulator sim = Simulator.start(cfg)) {
             Map<String, String> hosts = sim.hostMap();
-            IngesterCore.Settings s = new IngesterCore.Settings(data, sim.url(), sim.url(), true, true,
+            IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, sim.url(), sim.url(), true,
                     new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20,
                     url -> route(url, hosts));
             List<FeedFrame.Event> archived;
