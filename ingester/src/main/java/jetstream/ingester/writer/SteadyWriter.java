@@ -300,7 +300,11 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
-    /** Commits metadata staged after the last durable block (all its rows are durable). */
+    /**
+     * Commits metadata staged after the last durable block: every appended row is already durable
+     * (e.g. a backfill status or host cursor with no rows of its own, or a barrier's stage), so
+     * nothing needs an fsync first.
+     */
     private void commitStaged() {
         if (staged.isEmpty()) {
             return;
@@ -370,21 +374,6 @@ public final class SteadyWriter implements AutoCloseable {
             log.advanceDurable(maxSeq);
         }
         sealStartNanos = System.nanoTime();
-    }
-
-    /**
-     * Metadata staged while no row waits in the pending block (every appended row is already
-     * durable, e.g. a backfill status or host cursor with no rows of its own): nothing to fsync
-     * first, so it commits now instead of waiting for the next block.
-     */
-    private void commitStaged() {
-        try (MetaStore.Batch b = store.batch()) {
-            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
-                b.put(e.getKey(), e.getValue());
-            }
-            b.commit();
-        }
-        staged.clear();
     }
 
     private void sealed(Path file, SegmentSealer.Result r) {
