@@ -50,7 +50,60 @@ public interface IngesterConfig {
     @WithDefault("false")
     boolean skipMergeDiscovery();
 
+    /** {@code JETSTREAM_MAX_BACKFILL_REPOS}: debug cap on discovered repos (0: none); implies skipping discovery. */
+    @WithDefault("0")
+    long maxBackfillRepos();
+
     Ingest ingest();
+
+    Backfill backfill();
+
+    FailedRepoRetry failedRepoRetry();
+
+    /** {@code JETSTREAM_BACKFILL_*} (facts §8.2). */
+    interface Backfill {
+        /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}. */
+        @WithDefault("256")
+        int globalDownloads();
+
+        /** {@code JETSTREAM_BACKFILL_HOST_WORKERS_MAX}. */
+        @WithDefault("32")
+        int hostWorkersMax();
+
+        /** {@code JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS}. */
+        @WithDefault("512")
+        int maxActiveHosts();
+
+        /** {@code JETSTREAM_BACKFILL_MAX_HOSTS}. */
+        @WithDefault("50000")
+        int maxHosts();
+
+        /** {@code JETSTREAM_BACKFILL_BATCH_SIZE} (0: the default). */
+        @WithDefault("5000")
+        int batchSize();
+
+        /** {@code JETSTREAM_BACKFILL_REPOS}: debug, comma-separated DIDs instead of listRepos; implies skipping discovery. */
+        java.util.Optional<String> repos();
+    }
+
+    /** {@code JETSTREAM_FAILED_REPO_RETRY_*} (facts §8.2). */
+    interface FailedRepoRetry {
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL} (0 disables). */
+        @WithDefault("4h")
+        Duration interval();
+
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_WORKERS}. */
+        @WithDefault("16")
+        int workers();
+
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS}. */
+        @WithDefault("4")
+        int hostWorkers();
+
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY}. */
+        @WithDefault("168h")
+        Duration maxDelay();
+    }
 
     interface Ingest {
         /**

@@ -8,7 +8,11 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.function.UnaryOperator;
+import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.phase.EngineBackfill;
 import jetstream.ingester.phase.MergeTailCompaction;
+import jetstream.ingester.phase.RepoStatusRows;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
@@ -32,14 +36,33 @@ public class IngesterService {
         EnvGuard.check(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
+        UnaryOperator<String> route = UnaryOperator.identity();
+        BackfillSettings backfill = backfillSettings();
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity(),
-                null, null, MergeTailCompaction.NONE, config.skipMergeDiscovery());
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), route,
+                backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new,
+                MergeTailCompaction.NONE,
+                config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
+    }
+
+    /** The backfill engine's settings (reference flags, facts §8.2); null without a relay. */
+    private BackfillSettings backfillSettings() {
+        String relay = config.relayUrl();
+        if (relay == null || relay.isBlank()) {
+            return null;
+        }
+        IngesterConfig.Backfill b = config.backfill();
+        IngesterConfig.FailedRepoRetry r = config.failedRepoRetry();
+        BackfillSettings d = BackfillSettings.defaults(relay);
+        return new BackfillSettings(relay, BackfillSettings.UpstreamMode.AUTO, false, b.globalDownloads(),
+                b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
+                BackfillSettings.parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(),
+                r.hostWorkers(), r.maxDelay(), d.checkpointInterval(), d.hostRetryDelay(), d.progressInterval());
     }
 
     void onStop(@Observes ShutdownEvent ev) throws IOException {

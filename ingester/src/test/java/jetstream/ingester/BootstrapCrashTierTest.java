@@ -129,7 +129,7 @@ class BootstrapCrashTierTest {
         produce.set(false);
         Thread.sleep(150);
         child.send("catchup " + sim.headSeq());
-        System.out.println(child.await("CAUGHT", 120));
+        child.await("CAUGHT", 120);
         // the reader follows this incarnation (after a too-old answer, from the log floor) and sees
         // its events confirmed by a watermark before the stop
         long deadline = System.nanoTime() + 20_000_000_000L;

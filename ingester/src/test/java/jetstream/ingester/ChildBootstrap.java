@@ -32,8 +32,8 @@ public final class ChildBootstrap {
             String mapped = h == null ? null : hosts.get(h);
             return mapped != null ? mapped : url;
         };
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        IngesterCore core = IngesterCore.open(BootstrapMergeComponentTest.settings(data, sim, route), registry, t -> {
+        IngesterCore core = IngesterCore.open(BootstrapMergeComponentTest.settings(data, sim, route),
+                new SimpleMeterRegistry(), t -> {
                     t.printStackTrace();
                     Runtime.getRuntime().halt(70);
                 });
@@ -65,10 +65,7 @@ public final class ChildBootstrap {
                 while (core.phase() != LifecyclePhase.STEADY_STATE || core.live() == null || core.live().cursor() < head) {
                     Thread.sleep(20);
                 }
-                // a chain break withholds a DID's events until its asynchronous resync lands: let it land
-                Thread.sleep(3000);
-                double breaks = registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count();
-                System.out.println("CAUGHT chain_breaks=" + breaks);
+                System.out.println("CAUGHT");
                 System.out.flush();
             }
         }

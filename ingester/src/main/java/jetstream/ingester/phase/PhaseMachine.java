@@ -155,6 +155,7 @@ public final class PhaseMachine implements AutoCloseable {
             }
             startLive(cap);
         }
+        awaitRelayCursor();
         p.backfill().recover();
         p.backfill().runFull();
         Instant now = Instant.now();
@@ -170,6 +171,30 @@ public final class PhaseMachine implements AutoCloseable {
         cap.close(true);
         LOG.info("bootstrap: backfill drained; live capture stopped and sealed (relay cursor durable)");
     }
+
+    /**
+     * The live tail starts first (spec §4.1) and must hold a durable {@code relay/cursor} before any
+     * repo is downloaded: without one a restart would resume at the relay's live tip, and events of
+     * repos downloaded before the crash that happened while the process was down would be lost.
+     * Bounded, because a quiet relay sends nothing to take a cursor from (and so loses nothing).
+     */
+    private void awaitRelayCursor() throws InterruptedException {
+        if (live == null || p.store().get(MetaKeys.RELAY_CURSOR) != null) {
+            return;
+        }
+        long deadline = System.nanoTime() + RELAY_CURSOR_WAIT_NANOS;
+        while (p.store().get(MetaKeys.RELAY_CURSOR) == null && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        if (p.store().get(MetaKeys.RELAY_CURSOR) == null) {
+            LOG.warn("bootstrap: no relay event within 30 s, so no durable relay cursor yet; starting the backfill"
+                    + " anyway (a crash before the first live event is captured resumes at the relay's live tip)");
+        } else {
+            LOG.info("bootstrap: live capture holds a durable relay cursor; starting the backfill");
+        }
+    }
+
+    private static final long RELAY_CURSOR_WAIT_NANOS = 30_000_000_000L;
 
     private void merge() throws IOException, InterruptedException {
         LOG.info("merge: draining backfill/live_segments into the archive");
