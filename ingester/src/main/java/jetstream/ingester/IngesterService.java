@@ -8,7 +8,11 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.function.UnaryOperator;
+import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.compaction.Compactor;
+import jetstream.ingester.phase.EngineBackfill;
+import jetstream.ingester.phase.RepoStatusRows;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
@@ -33,10 +37,15 @@ public class IngesterService {
         jetstream.config.LogFormat.apply(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
+        UnaryOperator<String> route = pdsRoute(in);
+        String relay = config.relayUrl();
+        BackfillSettings backfill = relay == null || relay.isBlank() ? null : BackfillSettings.from(config);
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in),
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), route,
+                backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new, null,
+                config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()),
                 new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
                         config.compaction().rewriteWorkers()));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
@@ -45,11 +54,11 @@ public class IngesterService {
     }
 
     /** The identity route, or the development host map (announced loudly: it must never be set in production). */
-    private static java.util.function.UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
+    private static UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
         String spec = in.devHostMap().orElse("");
         String url = in.devHostMapUrl().orElse("");
         if (spec.isBlank() && url.isBlank()) {
-            return java.util.function.UnaryOperator.identity();
+            return UnaryOperator.identity();
         }
         DevHostMap map = DevHostMap.load(spec, url, java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofSeconds(30));
         LOG.warnf("DEVELOPMENT HOST MAP ACTIVE (JETSTREAM_INGEST_DEV_HOST_MAP%s): %d PDS hostnames are routed to local"
