@@ -48,6 +48,17 @@ public interface IngesterConfig {
 
     Ingest ingest();
 
+    TimestampImport timestampImport();
+
+    /** The operator timestamp import (spec §8.1). */
+    interface TimestampImport {
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_TOKEN}: bearer token; empty means the endpoints always answer 401. */
+        java.util.Optional<String> token();
+
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_DIR}: CSV confinement directory; empty means {@code <data-dir>/imports}. */
+        java.util.Optional<String> dir();
+    }
+
     interface Ingest {
         /**
          * {@code JETSTREAM_INGEST_START_STEADY}: enter steady state directly on a fresh data

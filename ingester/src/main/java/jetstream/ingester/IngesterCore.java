@@ -136,6 +136,10 @@ public final class IngesterCore implements AutoCloseable {
         return writer;
     }
 
+    public MetaStore store() {
+        return store;
+    }
+
     public FeedServer feed() {
         return feed;
     }

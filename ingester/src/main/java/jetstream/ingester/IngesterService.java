@@ -8,7 +8,14 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
+import io.vertx.ext.web.Router;
+import java.nio.file.Files;
+import java.util.concurrent.locks.ReentrantLock;
+import jetstream.feed.LifecyclePhase;
+import jetstream.ingester.importer.ImportEndpoints;
+import jetstream.ingester.importer.TimestampImporter;
 import jetstream.ingester.store.MetaStore;
+import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
 import org.jboss.logging.Logger;
@@ -26,6 +33,16 @@ public class IngesterService {
     MeterRegistry registry;
 
     private volatile IngesterCore core;
+    private volatile TimestampImporter importer;
+    /** Serialises segment rewrites: timestamp-import patches and compaction passes. */
+    private final ReentrantLock rewriteLock = new ReentrantLock();
+
+    /** The operator import endpoints on this listener (facts §5.8–§5.9; docs/decisions.md). */
+    void routes(@Observes Router router) {
+        ImportEndpoints e = new ImportEndpoints(config.timestampImport().token().orElse(""), () -> importer);
+        router.route(ImportEndpoints.IMPORT).handler(e::importTimestamps);
+        router.route(ImportEndpoints.STATUS).handler(e::getImportStatus);
+    }
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         EnvGuard.check(System.getenv());
@@ -36,6 +53,13 @@ public class IngesterService {
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
                 in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity());
         core = IngesterCore.open(s, registry, IngesterService::fatal);
+        IngesterCore c = core;
+        Path importDir = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of)
+                .orElse(s.dataDir().resolve("imports"));
+        Files.createDirectories(importDir);
+        importer = TimestampImporter.open(new TimestampImporter.Context(s.dataDir(), importDir, c.store(), c.writer(),
+                SegmentIO.PRODUCTION, () -> c.phase() == LifecyclePhase.STEADY_STATE && c.writer().failure() == null,
+                rewriteLock, IngesterService::fatal), registry);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
     }
@@ -43,8 +67,15 @@ public class IngesterService {
     void onStop(@Observes ShutdownEvent ev) throws IOException {
         IngesterCore c = core;
         core = null;
+        TimestampImporter t = importer;
+        if (t != null) {
+            t.stop();
+        }
         if (c != null) {
             c.close();
+        }
+        if (t != null) {
+            t.close();
         }
     }
 

@@ -46,6 +46,12 @@ public final class SteadyWriter implements AutoCloseable {
      */
     public record Submission(List<ArchiveRow> rows, Map<String, byte[]> stage, Runnable done) {}
 
+    /** The imported display time for a row about to be appended (timestamp import, spec §8); 0 = none. */
+    @FunctionalInterface
+    public interface IndexedAtRules {
+        long indexedAt(ArchiveRow row);
+    }
+
     private final MetaStore store;
     private final SegmentWriter segments;
     private final SeqLease lease;
@@ -59,6 +65,7 @@ public final class SteadyWriter implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Path dataDir;
     private volatile boolean running = true;
+    private volatile IndexedAtRules indexedAtRules;
     private volatile Throwable failure;
     private long sealStartNanos;
 
@@ -144,6 +151,33 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
+    /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
+    public void stampWith(IndexedAtRules rules) {
+        indexedAtRules = rules;
+    }
+
+    /**
+     * Seals the active segment on the writer thread after every row queued before this call, and
+     * returns once it is sealed (a no-op when the active file is empty).
+     */
+    public void rotateNow() throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        submit(new Submission(List.of(), Map.of(), () -> {
+            segments.forceRotate();
+            done.countDown();
+        }));
+        while (!done.await(100, TimeUnit.MILLISECONDS)) {
+            if (failure != null || stopped.getCount() == 0) {
+                throw new IllegalStateException("steady writer stopped before the rotation", failure);
+            }
+        }
+    }
+
+    /** Index of the active (unsealed) segment; every lower index is sealed. */
+    public long activeIndex() {
+        return segments.activeIndex();
+    }
+
     private void run() {
         try {
             while (running || !queue.isEmpty()) {
@@ -186,11 +220,13 @@ public final class SteadyWriter implements AutoCloseable {
             return;
         }
         ByteSlice p = r.payload();
+        IndexedAtRules rules = indexedAtRules;
+        long indexedAt = rules == null ? 0 : rules.indexedAt(r);
         long seq = lease.allocate();
-        byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0, coll.length,
+        byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0, coll.length,
                 rkey, 0, rkey.length, rev, 0, rev.length, p.buffer(), p.offset(), p.length());
         log.appendEvent(seq, frame);
-        segments.append(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
+        segments.append(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
                 rev, 0, rev.length, p.buffer(), p.offset(), p.length());
         appended.incrementAndGet();
         metrics.eventsAppended.increment();
