@@ -431,7 +431,7 @@ public final class TimestampImporter implements AutoCloseable {
     }
 
     private static Path bucketFile(Path dir, long seg) {
-        return dir.resolve(SegmentName.format(seg) + ".off");
+        return dir.resolve(SegmentName.format(seg) + ".off"); // seg_<idx>.jss.off
     }
 
     private static void appendOffsets(Path dir, long seg, long[] buf, int n) throws IOException {
@@ -479,7 +479,7 @@ public final class TimestampImporter implements AutoCloseable {
         List<Long> segments = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {
             files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".off") && n.startsWith(SegmentName.PREFIX))
-                    .forEach(n -> segments.add(SegmentName.parse(n.substring(0, n.length() - 4) + SegmentName.SUFFIX)));
+                    .forEach(n -> segments.add(SegmentName.parse(n.substring(0, n.length() - 4))));
         }
         segments.sort(Comparator.naturalOrder());
         for (long seg : segments) {
