@@ -183,7 +183,8 @@ public final class ImportJob {
         return b.toByteArray();
     }
 
-    static ImportJob decode(byte[] stored) {
+    /** Parses a stored record. */
+    public static ImportJob decode(byte[] stored) {
         JsonObject o = new JsonObject(new String(stored, StandardCharsets.UTF_8));
         ImportJob j = new ImportJob();
         j.id = o.getString("id");

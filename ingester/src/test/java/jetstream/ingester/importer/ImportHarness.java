@@ -25,16 +25,16 @@ import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 
 /** Test helper: a real ingester core (no relay) with the timestamp importer on a data directory. */
-final class ImportHarness implements AutoCloseable {
-    final Path data;
+public final class ImportHarness implements AutoCloseable {
+    public final Path data;
     final IngesterCore core;
-    final TimestampImporter importer;
+    public final TimestampImporter importer;
     final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     final List<Throwable> fatals = new CopyOnWriteArrayList<>();
     final AtomicBoolean ready = new AtomicBoolean(true);
     final ReentrantLock rewriteLock = new ReentrantLock();
 
-    ImportHarness(Path data, int perBlock, long maxSegmentBytes) throws IOException {
+    public ImportHarness(Path data, int perBlock, long maxSegmentBytes) throws IOException {
         this.data = data;
         core = IngesterCore.open(new IngesterCore.Settings(data, "", "", false, true,
                 new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ofMillis(200)), perBlock, 4 << 20,
@@ -45,7 +45,7 @@ final class ImportHarness implements AutoCloseable {
     }
 
     /** Appends rows and returns once they have seqs. */
-    void append(List<ArchiveRow> rows) throws InterruptedException {
+    public void append(List<ArchiveRow> rows) throws InterruptedException {
         CountDownLatch done = new CountDownLatch(1);
         core.writer().submit(new SteadyWriter.Submission(rows, Map.of(), done::countDown));
         if (!done.await(30, TimeUnit.SECONDS)) {
@@ -54,7 +54,7 @@ final class ImportHarness implements AutoCloseable {
     }
 
     /** Waits until job {@code id} is no longer running. */
-    ImportJob await(String id) throws Exception {
+    public ImportJob await(String id) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
             ImportJob j = importer.status(id);
@@ -67,7 +67,7 @@ final class ImportHarness implements AutoCloseable {
     }
 
     /** Every sealed row, in seq order. */
-    static List<FeedFrame.Event> sealedRows(Path data) throws IOException {
+    public static List<FeedFrame.Event> sealedRows(Path data) throws IOException {
         List<FeedFrame.Event> out = new ArrayList<>();
         try (ZstdFrames zstd = new ZstdFrames()) {
             for (SegmentName.Entry e : SegmentName.scan(data.resolve("segments"))) {
