@@ -307,6 +307,7 @@ public final class TimestampImporter implements AutoCloseable {
         Files.createDirectories(dir);
         Path valid = dir.resolve("valid.off");
         ImportRules.Writer rw = rules.writer();
+        long parseStart = System.nanoTime();
         try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(valid), 1 << 16))) {
             ImportCsv.Parsed p;
             while ((p = csv.next()) != null) {
@@ -328,6 +329,8 @@ public final class TimestampImporter implements AutoCloseable {
             }
         }
         rw.flush();
+        LOG.infof("timestamp import %s parsed %d rows (%d valid, %d rejected) in %d ms", job.id(), job.rowsTotal,
+                job.rowsValid, job.rowsRejected, (System.nanoTime() - parseStart) / 1_000_000);
         rules.reloadFilter();
         // rules are live on the append path: seal what was appended before, so the patch pass sees it
         cx.writer().rotateNow();
@@ -340,7 +343,10 @@ public final class TimestampImporter implements AutoCloseable {
                 blooms.add(segmentBloom(e.path()));
             }
         }
+        long bucketStart = System.nanoTime();
         bucket(job, csv, valid, dir, indexes, blooms);
+        LOG.infof("timestamp import %s bucketed its rows over %d of %d sealed segments in %d ms", job.id(),
+                job.segmentsToApply, indexes.size(), (System.nanoTime() - bucketStart) / 1_000_000);
         job.bucketed = true;
         job.phase = ImportJob.APPLY;
         save(job);
