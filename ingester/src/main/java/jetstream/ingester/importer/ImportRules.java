@@ -58,7 +58,7 @@ public final class ImportRules implements SteadyWriter.IndexedAtRules, AutoClose
             return r;
         } catch (RocksDBException | java.io.IOException e) {
             options.close();
-            throw new IllegalStateException("cannot open the import rule store " + dir + ": " + e.getMessage(), e);
+            throw new RuleStoreException("opening", dir, e);
         }
     }
 
@@ -120,7 +120,7 @@ public final class ImportRules implements SteadyWriter.IndexedAtRules, AutoClose
             byte[] v = db.get(key);
             return v == null ? null : ImportRule.decode(v);
         } catch (RocksDBException e) {
-            throw new IllegalStateException("reading the import rule store " + dir + ": " + e.getMessage(), e);
+            throw new RuleStoreException("reading", dir, e);
         }
     }
 
@@ -155,9 +155,24 @@ public final class ImportRules implements SteadyWriter.IndexedAtRules, AutoClose
                 }
                 db.write(sync, b);
             } catch (RocksDBException e) {
-                throw new IllegalStateException("writing the import rule store " + dir + ": " + e.getMessage(), e);
+                throw new RuleStoreException("writing", dir, e);
             }
             pending.clear();
+        }
+    }
+
+    /** A failed read or write of the rule store: our own persistence failure, fatal like the metadata store's. */
+    public static final class RuleStoreException extends RuntimeException {
+        RuleStoreException(String op, Path dir, Exception cause) {
+            super("fatal persistence error: " + op + " the import rule store " + dir
+                    + (isDiskFull(cause) ? " failed: disk full; free space or move the data directory, then restart jetstream"
+                    : " failed: " + cause.getMessage()), cause);
+        }
+
+        private static boolean isDiskFull(Exception e) {
+            return e instanceof RocksDBException r && r.getStatus() != null
+                    && r.getStatus().getCode() == org.rocksdb.Status.Code.IOError
+                    && String.valueOf(r.getMessage()).contains("No space left");
         }
     }
 

@@ -230,7 +230,7 @@ public final class TimestampImporter implements AutoCloseable {
     }
 
     private void checkStop() {
-        if (stopping || Thread.currentThread().isInterrupted()) {
+        if (stopping) {
             throw new Stopped();
         }
     }
@@ -265,7 +265,7 @@ public final class TimestampImporter implements AutoCloseable {
             fail(job, e.getMessage());
         } catch (IOException e) {
             fail(job, "reading the CSV " + job.csvPath + ": " + e.getMessage());
-        } catch (SegmentPersistenceException | MetaStore.MetaStoreException e) {
+        } catch (SegmentPersistenceException | MetaStore.MetaStoreException | ImportRules.RuleStoreException e) {
             fail(job, e.getMessage());
             cx.onFatal().accept(e);
         } catch (RuntimeException | Error e) {
@@ -322,9 +322,11 @@ public final class TimestampImporter implements AutoCloseable {
                     job.rejectsByReason.merge(p.reject(), 1L, Long::sum);
                     metrics.rejected(p.reject(), 1);
                 }
-                if ((job.rowsTotal & 0xFFFF) == 0) {
+                if ((job.rowsTotal & 0xFFF) == 0) {
                     checkStop();
-                    publish(job);
+                    if ((job.rowsTotal & 0xFFFF) == 0) {
+                        publish(job);
+                    }
                 }
             }
         }
@@ -379,7 +381,7 @@ public final class TimestampImporter implements AutoCloseable {
                 } catch (EOFException e) {
                     break;
                 }
-                if ((++rowsSeen & 0xFFFF) == 0) {
+                if ((++rowsSeen & 0xFFF) == 0) {
                     checkStop();
                 }
                 ImportCsv.Parsed p = csv.readAt(off);
@@ -678,7 +680,7 @@ public final class TimestampImporter implements AutoCloseable {
         }
     }
 
-    /** Stops a running job between rows or segments (it stays running and resumes at the next start). */
+    /** Stops a running job between rows or segments (it stays running and resumes at the next start); waits for it. */
     public void stop() {
         Thread w;
         synchronized (this) {
@@ -686,9 +688,10 @@ public final class TimestampImporter implements AutoCloseable {
             w = worker;
         }
         if (w != null) {
-            w.interrupt();
+            // no interrupt: it would close the job's file channels mid-write (a segment rewrite
+            // failing that way is fatal); the job polls the flag between rows and segments
             try {
-                w.join(TimeUnit.SECONDS.toMillis(30));
+                w.join(TimeUnit.SECONDS.toMillis(60));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
