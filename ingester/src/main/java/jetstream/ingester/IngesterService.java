@@ -55,9 +55,11 @@ public class IngesterService {
                 in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         IngesterCore c = core;
-        Path importDir = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of)
-                .orElse(s.dataDir().resolve("imports"));
-        Files.createDirectories(importDir);
+        java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);
+        Path importDir = configured.orElse(s.dataDir().resolve("imports"));
+        if (configured.isEmpty()) {
+            Files.createDirectories(importDir);
+        }
         importer = TimestampImporter.open(new TimestampImporter.Context(s.dataDir(), importDir, c.store(), c.writer(),
                 SegmentIO.PRODUCTION, () -> c.phase() == LifecyclePhase.STEADY_STATE && c.writer().failure() == null,
                 rewriteLock, IngesterService::fatal), registry);
