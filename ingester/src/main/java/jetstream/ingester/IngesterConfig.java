@@ -142,6 +142,23 @@ public interface IngesterConfig {
         Duration maxDelay();
     }
 
+    Compaction compaction();
+
+    /** Compaction (spec §3.3, facts §8.2 flags). */
+    interface Compaction {
+        /** {@code JETSTREAM_COMPACTION_INTERVAL}: time between passes; 0 disables compaction, merge tail included. */
+        @WithDefault("4h")
+        Duration interval();
+
+        /** {@code JETSTREAM_COMPACTION_TOMBSTONE_CAP}: in-memory tombstones that trigger an early pass. */
+        @WithDefault("32000000")
+        long tombstoneCap();
+
+        /** {@code JETSTREAM_COMPACTION_REWRITE_WORKERS}: parallel segment rewrites; 0 = min(CPUs, 8). */
+        @WithDefault("0")
+        int rewriteWorkers();
+    }
+
     interface Ingest {
         /**
          * {@code JETSTREAM_INGEST_START_STEADY}: enter steady state directly on a fresh data

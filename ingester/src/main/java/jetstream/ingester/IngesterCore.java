@@ -10,9 +10,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Consumer;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
+import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.feed.FeedServer;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.live.LiveConsumer;
@@ -32,7 +34,15 @@ public final class IngesterCore implements AutoCloseable {
 
     public record Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
                            SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
-                           UnaryOperator<String> pdsRoute) {}
+                           UnaryOperator<String> pdsRoute, Compactor.Config compaction) {
+        /** Settings with compaction disabled (tests that do not exercise it). */
+        public Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
+                        SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
+                        UnaryOperator<String> pdsRoute) {
+            this(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes, pdsRoute,
+                    Compactor.Config.disabled());
+        }
+    }
 
     private final Settings settings;
     private final MetaStore store;
@@ -40,9 +50,13 @@ public final class IngesterCore implements AutoCloseable {
     private final FeedServer feed;
     private final LiveConsumer live;
     private final LifecyclePhase phase;
+    private final ReentrantLock rewriteLock;
+    private final Compactor compactor;
 
     private IngesterCore(Settings settings, MetaStore store, SteadyWriter writer, FeedServer feed, LiveConsumer live,
-                         LifecyclePhase phase) {
+                         LifecyclePhase phase, ReentrantLock rewriteLock, Compactor compactor) {
+        this.rewriteLock = rewriteLock;
+        this.compactor = compactor;
         this.settings = settings;
         this.store = store;
         this.writer = writer;
@@ -97,6 +111,13 @@ public final class IngesterCore implements AutoCloseable {
                         }
                     }, metrics, onFatal);
             writer.log().control(new FeedFrame.Phase(phase, LifecyclePhase.NONE, enteredAt));
+            // compaction and timestamp-import passes rewrite sealed files one at a time (facts §10.8)
+            ReentrantLock rewriteLock = new ReentrantLock();
+            Compactor compactor = new Compactor(s.dataDir(), store, SegmentIO.PRODUCTION, rewriteLock, s.compaction(),
+                    writer::forceRotate, writer.log()::control, registry, onFatal);
+            if (s.compaction().enabled()) {
+                writer.observeAppends(compactor.tombstoneSet());
+            }
             FeedServer feed = new FeedServer(s.dataDir().resolve("run").resolve("feed.sock"), writer.log(), metrics);
             feedRef[0] = feed;
             feed.start();
@@ -126,7 +147,8 @@ public final class IngesterCore implements AutoCloseable {
                     return -1;
                 }
             });
-            return new IngesterCore(s, store, writer, feed, live, phase);
+            compactor.start();
+            return new IngesterCore(s, store, writer, feed, live, phase, rewriteLock, compactor);
         } catch (RuntimeException | IOException e) {
             store.close();
             throw e;
@@ -157,9 +179,23 @@ public final class IngesterCore implements AutoCloseable {
         return settings;
     }
 
+    /** The lock every rewrite pass of sealed files holds (compaction, timestamp import). */
+    public ReentrantLock rewriteLock() {
+        return rewriteLock;
+    }
+
+    public Compactor compactor() {
+        return compactor;
+    }
+
     /** Graceful stop: the consumer first, then the writer (last block durable, lease collapsed), feed, store. */
     @Override
     public void close() throws IOException {
+        try {
+            compactor.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         if (live != null) {
             live.close();
         }

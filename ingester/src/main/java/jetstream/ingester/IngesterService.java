@@ -10,8 +10,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import io.vertx.ext.web.Router;
 import java.nio.file.Files;
-import java.util.concurrent.locks.ReentrantLock;
 import jetstream.feed.LifecyclePhase;
+import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.importer.ImportEndpoints;
 import jetstream.ingester.importer.TimestampImporter;
 import jetstream.ingester.store.MetaStore;
@@ -34,8 +34,6 @@ public class IngesterService {
 
     private volatile IngesterCore core;
     private volatile TimestampImporter importer;
-    /** Serialises segment rewrites: timestamp-import patches and compaction passes. */
-    private final ReentrantLock rewriteLock = new ReentrantLock();
 
     /** The operator import endpoints on this listener (facts §5.8–§5.9; docs/decisions.md). */
     void routes(@Observes Router router) {
@@ -52,7 +50,9 @@ public class IngesterService {
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in));
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in),
+                new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
+                        config.compaction().rewriteWorkers()));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         IngesterCore c = core;
         java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);
@@ -62,7 +62,7 @@ public class IngesterService {
         }
         importer = TimestampImporter.open(new TimestampImporter.Context(s.dataDir(), importDir, c.store(), c.writer(),
                 SegmentIO.PRODUCTION, () -> c.phase() == LifecyclePhase.STEADY_STATE && c.writer().failure() == null,
-                rewriteLock, IngesterService::fatal), registry);
+                c.rewriteLock(), IngesterService::fatal), registry);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
     }

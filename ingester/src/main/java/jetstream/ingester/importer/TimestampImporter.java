@@ -335,7 +335,7 @@ public final class TimestampImporter implements AutoCloseable {
                 job.rowsValid, job.rowsRejected, (System.nanoTime() - parseStart) / 1_000_000);
         rules.reloadFilter();
         // rules are live on the append path: seal what was appended before, so the patch pass sees it
-        cx.writer().rotateNow();
+        cx.writer().forceRotate();
         long active = cx.writer().activeIndex();
         List<Long> indexes = new ArrayList<>();
         List<GloomFilter> blooms = new ArrayList<>();

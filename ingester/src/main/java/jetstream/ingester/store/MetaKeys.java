@@ -18,6 +18,8 @@ public final class MetaKeys {
     public static final String SEQ_GAP_PREFIX = "seq/gap/";
     /** Upstream relay cursor: {@code 0x01} + u64 LE. */
     public static final String RELAY_CURSOR = "relay/cursor";
+    /** Highest seq fully covered by physical compaction: {@code 0x01} + u64 LE; absent = 0. */
+    public static final String COMPACTION_SEQ = "compaction/seq";
     public static final String PHASE = "phase";
     public static final String PHASE_ENTERED_AT = "phase/entered_at";
     public static final String SYNC_IDENT_PREFIX = "sync/ident/";

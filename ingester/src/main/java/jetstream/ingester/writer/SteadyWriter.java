@@ -136,6 +136,40 @@ public final class SteadyWriter implements AutoCloseable {
 
     private volatile long activeBytes;
 
+    /** Sees every row as it is appended, on the writer thread (compaction's tombstone set). */
+    @FunctionalInterface
+    public interface AppendObserver {
+        void appended(long seq, int kind, byte[] did, byte[] collection, byte[] rkey, ByteSlice payload);
+    }
+
+    private volatile AppendObserver observer;
+
+    /** Installs the one append observer (null removes it). */
+    public void observeAppends(AppendObserver o) {
+        observer = o;
+    }
+
+    /**
+     * Seals the active segment after every row queued before this call (a no-op when it holds no
+     * events) and returns once it is sealed, so a compaction or import pass finds those rows in
+     * sealed files (facts §1.15 forced rotation).
+     */
+    public void forceRotate() throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        submit(new Submission(List.of(), Map.of(), () -> {
+            segments.forceRotate();
+            done.countDown();
+        }));
+        while (!done.await(100, TimeUnit.MILLISECONDS)) {
+            if (failure != null) {
+                throw new IllegalStateException("steady writer failed", failure);
+            }
+            if (stopped.getCount() == 0) {
+                throw new IllegalStateException("steady writer stopped before the forced rotation");
+            }
+        }
+    }
+
     /** Queues rows; blocks while the queue is full (backpressure on producers, never on readers). */
     public void submit(Submission s) throws InterruptedException {
         if (failure != null) {
@@ -154,23 +188,6 @@ public final class SteadyWriter implements AutoCloseable {
     /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
     public void stampWith(IndexedAtRules rules) {
         indexedAtRules = rules;
-    }
-
-    /**
-     * Seals the active segment on the writer thread after every row queued before this call, and
-     * returns once it is sealed (a no-op when the active file is empty).
-     */
-    public void rotateNow() throws InterruptedException {
-        CountDownLatch done = new CountDownLatch(1);
-        submit(new Submission(List.of(), Map.of(), () -> {
-            segments.forceRotate();
-            done.countDown();
-        }));
-        while (!done.await(100, TimeUnit.MILLISECONDS)) {
-            if (failure != null || stopped.getCount() == 0) {
-                throw new IllegalStateException("steady writer stopped before the rotation", failure);
-            }
-        }
     }
 
     /** Index of the active (unsealed) segment; every lower index is sealed. */
@@ -231,6 +248,10 @@ public final class SteadyWriter implements AutoCloseable {
         log.appendEvent(seq, frame);
         segments.append(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
                 rev, 0, rev.length, p.buffer(), p.offset(), p.length());
+        AppendObserver o = observer;
+        if (o != null) {
+            o.appended(seq, r.kind(), did, coll, rkey, p);
+        }
         appended.incrementAndGet();
         metrics.eventsAppended.increment();
     }

@@ -32,13 +32,14 @@ public final class ImportHarness implements AutoCloseable {
     final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     final List<Throwable> fatals = new CopyOnWriteArrayList<>();
     final AtomicBoolean ready = new AtomicBoolean(true);
-    final ReentrantLock rewriteLock = new ReentrantLock();
+    final ReentrantLock rewriteLock;
 
     public ImportHarness(Path data, int perBlock, long maxSegmentBytes) throws IOException {
         this.data = data;
         core = IngesterCore.open(new IngesterCore.Settings(data, "", "", false, true,
                 new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ofMillis(200)), perBlock, 4 << 20,
                 UnaryOperator.identity()), registry, fatals::add);
+        rewriteLock = core.rewriteLock();
         importer = TimestampImporter.open(new TimestampImporter.Context(data, data.resolve("imports"), core.store(),
                 core.writer(), SegmentIO.PRODUCTION, ready::get, rewriteLock, fatals::add), registry);
         java.nio.file.Files.createDirectories(data.resolve("imports"));

@@ -72,7 +72,7 @@ class TimestampImporterTest {
                 h.append(rows);
             }
         }
-        h.core.writer().rotateNow();
+        h.core.writer().forceRotate();
     }
 
     static String uri(int d, int r) {
@@ -196,7 +196,7 @@ class TimestampImporterTest {
                     row(ArchiveRow.KIND_CREATE_RESYNC, did(1), "3k1aaaaaaaa", "3lrev9", v2bytes),
                     row(ArchiveRow.KIND_UPDATE, did(1), "3k1aaaaaaaa", "3lrev9", record("1/1 v3")),
                     row(ArchiveRow.KIND_UPDATE, did(5), "3k1aaaaaaaa", "3lrev9", record("5/1 v3"))));
-            h.core.writer().rotateNow();
+            h.core.writer().forceRotate();
             List<FeedFrame.Event> all = ImportHarness.sealedRows(data);
             List<Long> tail = all.subList(all.size() - 4, all.size()).stream().map(FeedFrame.Event::indexedAt).toList();
             assertEquals(List.of(T_ALL, T_SPECIFIC, 0L, 0L), tail);
