@@ -172,6 +172,10 @@ public final class IngesterCore implements AutoCloseable {
         return writer;
     }
 
+    public MetaStore store() {
+        return store;
+    }
+
     public FeedServer feed() {
         return feed;
     }

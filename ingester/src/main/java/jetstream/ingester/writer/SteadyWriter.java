@@ -82,6 +82,12 @@ public final class SteadyWriter implements AutoCloseable {
     /** A writer-thread step queued behind every earlier submission (barriers). */
     private record Step(Runnable action, CountDownLatch done) {}
 
+    /** The imported display time for a row about to be appended (timestamp import, spec §8); 0 = none. */
+    @FunctionalInterface
+    public interface IndexedAtRules {
+        long indexedAt(ArchiveRow row);
+    }
+
     private final Tree tree;
     private final MetaStore store;
     private final SegmentWriter segments;
@@ -97,6 +103,7 @@ public final class SteadyWriter implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Path dataDir;
     private volatile boolean running = true;
+    private volatile IndexedAtRules indexedAtRules;
     private volatile Throwable failure;
     private long sealStartNanos;
 
@@ -265,6 +272,16 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
+    /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
+    public void stampWith(IndexedAtRules rules) {
+        indexedAtRules = rules;
+    }
+
+    /** Index of the active (unsealed) segment; every lower index is sealed. */
+    public long activeIndex() {
+        return segments.activeIndex();
+    }
+
     private void run() {
         try {
             while (running || !queue.isEmpty()) {
@@ -374,16 +391,18 @@ public final class SteadyWriter implements AutoCloseable {
             return;
         }
         ByteSlice p = r.payload();
+        IndexedAtRules rules = indexedAtRules;
+        long indexedAt = rules == null ? 0 : rules.indexedAt(r);
         long seq;
         if (lease != null) {
             seq = lease.allocate();
-            byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0,
+            byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0,
                     coll.length, rkey, 0, rkey.length, rev, 0, rev.length, p.buffer(), p.offset(), p.length());
             log.appendEvent(seq, frame);
         } else {
             seq = captureSeq.allocate();
         }
-        segments.append(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
+        segments.append(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
                 rev, 0, rev.length, p.buffer(), p.offset(), p.length());
         AppendObserver o = observer;
         if (o != null) {
