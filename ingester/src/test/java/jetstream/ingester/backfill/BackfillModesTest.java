@@ -241,7 +241,10 @@ class BackfillModesTest {
                 });
                 t.start();
                 long deadline = System.nanoTime() + 120_000_000_000L;
-                while (engine.progress().complete() < 15 && System.nanoTime() < deadline) {
+                // stop mid-run, after at least one host cursor became durable (its page's repos all terminal)
+                while ((engine.progress().complete() < 15
+                        || BackfillFixture.hostRows(store).values().stream().allMatch(h -> h.listReposCursor().isEmpty()))
+                        && System.nanoTime() < deadline) {
                     Thread.sleep(20);
                 }
                 engine.close();
