@@ -41,7 +41,7 @@ public class Gateway {
 
     /** Everything the upgrade filter decided for one request. */
     public record Prepared(Wire wire, Subscriber.Options options, boolean zstd, boolean deflate, boolean requireHello,
-                           CursorPlan plan, String info, long createdNanos) {}
+                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot) {}
 
     @Inject
     GatewayConfig config;
@@ -85,7 +85,8 @@ public class Gateway {
                 new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool);
         metrics = new SubscribeMetrics(registry);
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
-                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L);
+                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
+                SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
         sweeper = vertx.setPeriodic(1000, id -> sweep());
     }
 
@@ -117,8 +118,14 @@ public class Gateway {
         for (Subscriber s : subscribers) {
             s.checkWriteTimeout(now);
         }
-        // A prepared subscription whose upgrade never happened (not a WebSocket request) expires.
-        prepared.values().removeIf(p -> now - p.createdNanos() > 30_000_000_000L);
+        // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
+        // and gives back its subscriber slot.
+        for (Map.Entry<String, Prepared> e : prepared.entrySet()) {
+            Prepared p = e.getValue();
+            if (now - p.createdNanos() > 30_000_000_000L && prepared.remove(e.getKey(), p)) {
+                p.slot().release();
+            }
+        }
     }
 
     void onStop(@Observes ShutdownEvent ev) {
