@@ -16,6 +16,7 @@ import jakarta.inject.Inject;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
@@ -128,7 +129,21 @@ public class Gateway {
         }
     }
 
+    /**
+     * Shutdown begins (Quarkus pre-shutdown, before it waits up to {@code quarkus.shutdown.timeout}
+     * = {@code JETSTREAM_SHUTDOWN_TIMEOUT} for open requests, which include upgraded WebSockets):
+     * refuse new subscriptions and send every subscriber a going-away close, so clients reconnect
+     * elsewhere at once instead of waiting out the timeout.
+     */
+    void onShutdownStarting(@Observes ShutdownDelayInitiatedEvent ev) {
+        goingAway();
+    }
+
     void onStop(@Observes ShutdownEvent ev) {
+        goingAway();
+    }
+
+    private void goingAway() {
         shuttingDown = true;
         for (Subscriber s : subscribers) {
             s.close(1001, "server shutting down");

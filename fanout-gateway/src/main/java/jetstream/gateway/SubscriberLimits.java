@@ -3,10 +3,12 @@ package jetstream.gateway;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.http.HttpServerRequest;
 import jetstream.ratelimit.ClientAddress;
 import jetstream.ratelimit.ConcurrencyLimiter;
@@ -57,6 +59,11 @@ public class SubscriberLimits {
     private Counter perIpRefused;
     private Counter globalRefused;
 
+    /** Bad settings stop startup, and the refusal counters exist from the start. */
+    void start(@Observes StartupEvent ev) {
+        init();
+    }
+
     private synchronized void init() {
         if (clients != null) {
             return;
@@ -105,6 +112,12 @@ public class SubscriberLimits {
                         + config.subscribeMaxSubscribers() + " subscribers; try another or retry later");
             }
         }
+    }
+
+    /** Open subscriptions counted in total (tests, status). */
+    int total() {
+        init();
+        return limiter == null ? 0 : limiter.total();
     }
 
     /** Open subscriptions counted against {@code ip} (tests, status). */
