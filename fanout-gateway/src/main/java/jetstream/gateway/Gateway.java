@@ -36,6 +36,7 @@ import jetstream.config.EnvGuard;
  */
 @ApplicationScoped
 public class Gateway {
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(Gateway.class);
     public static final String STEADY_STATE = "steady_state";
     /** Request header carrying the id of the subscription the upgrade filter prepared. */
     public static final String PREPARED_HEADER = "x-jetstream-subscription";
@@ -144,6 +145,9 @@ public class Gateway {
     }
 
     private void goingAway() {
+        if (!shuttingDown) {
+            LOG.infof("shutting down: going-away close to %d subscribers", subscribers.size());
+        }
         shuttingDown = true;
         for (Subscriber s : subscribers) {
             s.close(1001, "server shutting down");
