@@ -152,3 +152,11 @@ An environment value as text. Helm reads numbers from values files as float64, w
 {{- toString . | quote -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+terminationGracePeriodSeconds of a pod: the component's value, raised to shutdownTimeoutSeconds + 5
+so the orchestrator never kills a process that is still inside its own shutdown budget (spec §7.1).
+*/}}
+{{- define "jetstream.terminationGrace" -}}
+{{- max (int .value) (add (int .root.Values.shutdownTimeoutSeconds) 5) -}}
+{{- end }}

@@ -32,6 +32,13 @@ public interface ArchiveConfig {
     @WithDefault("0.75")
     double planWholeSegmentThreshold();
 
+    /** {@code JETSTREAM_TRUSTED_PROXIES}: comma-separated IPs/CIDRs whose client-IP header is believed. */
+    java.util.Optional<String> trustedProxies();
+
+    /** {@code JETSTREAM_CLIENT_IP_HEADER}: the header a trusted proxy puts the client IP in. */
+    @WithDefault("X-Forwarded-For")
+    String clientIpHeader();
+
     Archive archive();
 
     interface Archive {
@@ -45,5 +52,23 @@ public interface ArchiveConfig {
         /** Safety-net directory rescan period (the feed's sealed/rewritten notices are the fast path). */
         @WithDefault("30s")
         Duration rescanInterval();
+
+        /**
+         * {@code JETSTREAM_ARCHIVE_RATE_LIMIT}: requests per second per client IP on getSegment,
+         * getBlock and planSnapshot; 0 = off.
+         */
+        @WithDefault("0")
+        double rateLimit();
+
+        /** {@code JETSTREAM_ARCHIVE_RATE_LIMIT_BURST}: bucket size; 0 = one second's worth of the rate. */
+        @WithDefault("0")
+        int rateLimitBurst();
+
+        /**
+         * {@code JETSTREAM_ARCHIVE_MAX_CONCURRENT_PER_IP}: requests (open downloads) one client IP may
+         * have in flight on those methods; 0 = off.
+         */
+        @WithDefault("0")
+        int maxConcurrentPerIp();
     }
 }

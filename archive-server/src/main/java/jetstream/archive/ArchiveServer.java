@@ -515,13 +515,13 @@ public class ArchiveServer {
             }
             case FULL -> {
                 res.setStatusCode(200).putHeader("Content-Length", Long.toString(size));
-                return send(res, head, List.of(content));
+                return send(ctx, head, List.of(content));
             }
             case PARTIAL -> {
                 long[] r = d.ranges().get(0);
                 res.setStatusCode(206).putHeader("Content-Range", contentRange(r, size))
                         .putHeader("Content-Length", Long.toString(r[1]));
-                return send(res, head, List.of(content.slice((int) r[0], (int) r[1])));
+                return send(ctx, head, List.of(content.slice((int) r[0], (int) r[1])));
             }
             default -> {
                 String boundary = boundary();
@@ -541,7 +541,7 @@ public class ArchiveServer {
                 total += tail.remaining();
                 res.setStatusCode(206).putHeader("Content-Type", "multipart/byteranges; boundary=" + boundary)
                         .putHeader("Content-Length", Long.toString(total));
-                return send(res, head, parts);
+                return send(ctx, head, parts);
             }
         }
     }
@@ -564,7 +564,8 @@ public class ArchiveServer {
      * Writes the pieces without copying them: each chunk wraps the mapped region, honouring the
      * response's write queue, so a 256 MiB segment never sits in the heap.
      */
-    private static long send(HttpServerResponse res, boolean head, List<ByteBuffer> pieces) {
+    private static long send(RoutingContext ctx, boolean head, List<ByteBuffer> pieces) {
+        HttpServerResponse res = ctx.response();
         if (head) {
             res.end();
             return 0;
@@ -577,7 +578,8 @@ public class ArchiveServer {
                 chunks.add(p.slice(at, Math.min(CHUNK, p.remaining() - at)));
             }
         }
-        new ChunkWriter(res, chunks).run();
+        ArchiveLimits.Slot slot = ctx.get(ArchiveLimits.Slot.KEY);
+        new ChunkWriter(res, chunks, slot == null ? null : slot.holdUntilSent()).run();
         return total;
     }
 
@@ -585,11 +587,14 @@ public class ArchiveServer {
     private static final class ChunkWriter implements Runnable {
         private final HttpServerResponse res;
         private final List<ByteBuffer> chunks;
+        private final Runnable sent;
         private int next;
 
-        ChunkWriter(HttpServerResponse res, List<ByteBuffer> chunks) {
+        /** {@code sent} (may be null) runs once the last byte is written to the socket or the write fails. */
+        ChunkWriter(HttpServerResponse res, List<ByteBuffer> chunks, Runnable sent) {
             this.res = res;
             this.chunks = chunks;
+            this.sent = sent;
         }
 
         @Override
@@ -609,7 +614,10 @@ public class ArchiveServer {
                 res.write(Buffer.buffer(Unpooled.wrappedBuffer(chunks.get(next++))));
             }
             if (!res.ended() && !res.closed()) {
-                res.end();
+                io.vertx.core.Future<Void> done = res.end();
+                if (sent != null) {
+                    done.onComplete(v -> sent.run());
+                }
             }
         }
     }

@@ -46,6 +46,7 @@ final class Connections {
                 sink(c, vertx), gateway.metrics(), gateway.settings(), System::nanoTime);
         gateway.register(s);
         c.userData().put(KEY, s);
+        c.userData().put(SLOT, p.slot());
         if (!p.requireHello()) {
             s.start(p.plan().live(), p.plan().startSeq(), p.info());
         } else {
@@ -56,10 +57,16 @@ final class Connections {
 
     static final io.quarkus.websockets.next.UserData.TypedKey<Subscriber> KEY =
             new io.quarkus.websockets.next.UserData.TypedKey<>("subscriber");
+    static final io.quarkus.websockets.next.UserData.TypedKey<SubscriberLimits.Slot> SLOT =
+            new io.quarkus.websockets.next.UserData.TypedKey<>("slot");
     static final io.quarkus.websockets.next.UserData.TypedKey<Gateway.Prepared> PLAN =
             new io.quarkus.websockets.next.UserData.TypedKey<>("plan");
 
     static void closed(Gateway gateway, WebSocketConnection c) {
+        SubscriberLimits.Slot slot = c.userData().get(SLOT);
+        if (slot != null) {
+            slot.release();
+        }
         Subscriber s = c.userData().get(KEY);
         if (s != null) {
             s.closed();

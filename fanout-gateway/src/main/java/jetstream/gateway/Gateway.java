@@ -16,6 +16,7 @@ import jakarta.inject.Inject;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
@@ -35,13 +36,14 @@ import jetstream.config.EnvGuard;
  */
 @ApplicationScoped
 public class Gateway {
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(Gateway.class);
     public static final String STEADY_STATE = "steady_state";
     /** Request header carrying the id of the subscription the upgrade filter prepared. */
     public static final String PREPARED_HEADER = "x-jetstream-subscription";
 
     /** Everything the upgrade filter decided for one request. */
     public record Prepared(Wire wire, Subscriber.Options options, boolean zstd, boolean deflate, boolean requireHello,
-                           CursorPlan plan, String info, long createdNanos) {}
+                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot) {}
 
     @Inject
     GatewayConfig config;
@@ -86,7 +88,8 @@ public class Gateway {
                 new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool);
         metrics = new SubscribeMetrics(registry);
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
-                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L);
+                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
+                SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
         sweeper = vertx.setPeriodic(1000, id -> sweep());
     }
 
@@ -118,11 +121,34 @@ public class Gateway {
         for (Subscriber s : subscribers) {
             s.checkWriteTimeout(now);
         }
-        // A prepared subscription whose upgrade never happened (not a WebSocket request) expires.
-        prepared.values().removeIf(p -> now - p.createdNanos() > 30_000_000_000L);
+        // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
+        // and gives back its subscriber slot.
+        for (Map.Entry<String, Prepared> e : prepared.entrySet()) {
+            Prepared p = e.getValue();
+            if (now - p.createdNanos() > 30_000_000_000L && prepared.remove(e.getKey(), p)) {
+                p.slot().release();
+            }
+        }
+    }
+
+    /**
+     * Shutdown begins (Quarkus pre-shutdown, before it waits up to {@code quarkus.shutdown.timeout}
+     * = {@code JETSTREAM_SHUTDOWN_TIMEOUT} for open requests, which include upgraded WebSockets):
+     * refuse new subscriptions and send every subscriber a going-away close, so clients reconnect
+     * elsewhere at once instead of waiting out the timeout.
+     */
+    void onShutdownStarting(@Observes ShutdownDelayInitiatedEvent ev) {
+        goingAway();
     }
 
     void onStop(@Observes ShutdownEvent ev) {
+        goingAway();
+    }
+
+    private void goingAway() {
+        if (!shuttingDown) {
+            LOG.infof("shutting down: going-away close to %d subscribers", subscribers.size());
+        }
         shuttingDown = true;
         for (Subscriber s : subscribers) {
             s.close(1001, "server shutting down");

@@ -42,4 +42,26 @@ public interface GatewayConfig {
     /** {@code JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP}: per-connection cap on written, unflushed frame bytes (gateway-specific). */
     @WithDefault("4194304")
     long subscribeQueuedBytesCap();
+
+    /** {@code JETSTREAM_SUBSCRIBE_MAX_PER_IP}: open subscriptions one client IP may hold; 0 = unlimited. */
+    @WithDefault("0")
+    int subscribeMaxPerIp();
+
+    /** {@code JETSTREAM_SUBSCRIBE_MAX_SUBSCRIBERS}: open subscriptions on this gateway; 0 = unlimited. */
+    @WithDefault("0")
+    int subscribeMaxSubscribers();
+
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_MAX_EVENTS_PER_SECOND}: events one connection may be sent per second
+     * (burst: one second's worth); above it the connection is closed with RateLimitExceeded. 0 = off.
+     */
+    @WithDefault("0")
+    double subscribeMaxEventsPerSecond();
+
+    /** {@code JETSTREAM_TRUSTED_PROXIES}: comma-separated IPs/CIDRs whose client-IP header is believed. */
+    java.util.Optional<String> trustedProxies();
+
+    /** {@code JETSTREAM_CLIENT_IP_HEADER}: the header a trusted proxy puts the client IP in. */
+    @WithDefault("X-Forwarded-For")
+    String clientIpHeader();
 }

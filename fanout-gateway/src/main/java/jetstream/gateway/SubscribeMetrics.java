@@ -39,6 +39,8 @@ public final class SubscribeMetrics {
     final Counter hotReads;
     final Counter coldReads;
     final Counter adversarialDrops;
+    /** Connections closed by the per-connection event-rate cap. */
+    final Counter eventRateLimited;
     final Timer cursorResolve;
 
     public SubscribeMetrics(MeterRegistry registry) {
@@ -55,6 +57,7 @@ public final class SubscribeMetrics {
         skippedSync = registry.counter("jetstream.subscribe.events.skipped", "reason", "sync");
         skippedResync = registry.counter("jetstream.subscribe.events.skipped", "reason", "resync_replacement");
         cleanDisconnects = registry.counter("jetstream.subscribe.clean.disconnects");
+        eventRateLimited = registry.counter("jetstream.ratelimit.rejected", "limit", "event_rate");
         encodeErrors = registry.counter("jetstream.subscribe.encode.errors");
         filtered = registry.counter("jetstream.subscribe.events.filtered");
         oversize = registry.counter("jetstream.subscribe.events.oversize");

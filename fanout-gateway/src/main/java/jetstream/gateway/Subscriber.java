@@ -11,6 +11,7 @@ import org.jboss.logging.Logger;
 import io.vertx.core.buffer.Buffer;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.filter.SubscriptionFilter;
+import jetstream.ratelimit.TokenBucket;
 import jetstream.replay.ColdReader;
 import jetstream.wire.V2Json;
 
@@ -51,6 +52,8 @@ public final class Subscriber {
     private SubscriptionFilter coldFilter;
     private volatile long next;
     private final Runnable wake = this::schedule;
+    /** The per-connection event-rate cap, or null when off. */
+    private final TokenBucket eventBudget;
 
     public Subscriber(Wire wire, boolean zstd, boolean deflate, Options options, Ring ring, ColdReplay cold,
                       SubscriberSink sink, SubscribeMetrics metrics, SubscribeSettings settings, LongSupplier nanoClock) {
@@ -67,6 +70,8 @@ public final class Subscriber {
         this.nanoClock = nanoClock;
         this.detector = new SlowConsumerDetector(settings.lagThreshold(), settings.slowWindowNanos(), settings.slowMinRate());
         this.lastProgressNanos = nanoClock.getAsLong();
+        double rate = settings.maxEventsPerSecond();
+        this.eventBudget = rate > 0 ? new TokenBucket(rate, Math.max(1, Math.ceil(rate)), lastProgressNanos) : null;
     }
 
     public SubscribeMetrics.Compression compression() {
@@ -239,6 +244,12 @@ public final class Subscriber {
         }
         if (o.maxMessageSizeBytes() > 0 && e.textBytes(wire) > o.maxMessageSizeBytes()) {
             metrics.oversize.increment();
+            return;
+        }
+        if (eventBudget != null && eventBudget.tryAcquire(nanoClock.getAsLong()) > 0) {
+            metrics.eventRateLimited.increment();
+            fail("RateLimitExceeded", "more than " + settings.maxEventsPerSecond()
+                    + " events per second on one connection; reconnect with cursor=" + e.seq(), 1008);
             return;
         }
         if (zstd) {

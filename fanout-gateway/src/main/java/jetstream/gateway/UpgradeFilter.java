@@ -34,6 +34,8 @@ public class UpgradeFilter {
 
     @Inject
     Gateway gateway;
+    @Inject
+    SubscriberLimits limits;
 
     void register(@Observes Filters filters) {
         filters.register(this::handle, 100);
@@ -91,12 +93,18 @@ public class UpgradeFilter {
             text(rc, 503, e.getMessage());
             return;
         }
+        SubscriberLimits.Admission admission = limits.admit(req);
+        if (admission instanceof SubscriberLimits.Refusal r) {
+            rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
+            text(rc, 429, r.message());
+            return;
+        }
         // v1 negotiates no subprotocol.
         req.headers().remove("Sec-WebSocket-Protocol");
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, false, requireHello, served, null, System.nanoTime());
+                zstd, false, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         rc.next();
     }
@@ -161,13 +169,19 @@ public class UpgradeFilter {
                     "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq(), b);
             info = b.toString();
         }
+        SubscriberLimits.Admission admission = limits.admit(req);
+        if (admission instanceof SubscriberLimits.Refusal r) {
+            rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
+            xrpc(rc, 429, "RateLimitExceeded", r.message());
+            return;
+        }
         boolean negotiated = offersSubprotocol(req.headers().getAll("Sec-WebSocket-Protocol"));
         gateway.metrics().subprotocol(negotiated);
         if (!negotiated) {
             req.headers().remove("Sec-WebSocket-Protocol");
         }
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, false, false, plan, info, System.nanoTime());
+                zstd, false, false, plan, info, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         rc.next();
     }

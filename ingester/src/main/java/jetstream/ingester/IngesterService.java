@@ -24,6 +24,7 @@ import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
 import org.jboss.logging.Logger;
 import jetstream.config.EnvGuard;
+import jetstream.ops.CrashReport;
 
 /** Starts the ingester core with the process and stops it gracefully with it. */
 @ApplicationScoped
@@ -123,15 +124,15 @@ public class IngesterService {
     }
 
     /**
-     * A persistence failure: there is no degraded mode. The message (ENOSPC named) goes to the log
-     * and the process halts without a graceful close, so restart recovery (torn-tail cut, lease
-     * vacancy, cursor replay) runs as after a crash.
+     * A persistence failure: there is no degraded mode. The message (ENOSPC named) goes to the log,
+     * the crash report (every thread's stack, build metadata) to stderr, and the process halts
+     * without a graceful close, so restart recovery (torn-tail cut, lease vacancy, cursor replay)
+     * runs as after a crash.
      */
     static void fatal(Throwable t) {
         String msg = t instanceof SegmentPersistenceException || t instanceof MetaStore.MetaStoreException
                 ? t.getMessage() : "fatal ingester error: " + t;
         LOG.error(msg, t);
-        System.err.println(msg);
-        Runtime.getRuntime().halt(70);
+        CrashReport.haltAfterReport(msg, t, 70);
     }
 }

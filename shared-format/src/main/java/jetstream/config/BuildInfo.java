@@ -28,6 +28,11 @@ public record BuildInfo(String version, String commit, String date) {
         return new BuildInfo(value(p, "version"), value(p, "commit"), value(p, "date"));
     }
 
+    /** One line for logs and crash reports: {@code version=… commit=… date=… java=…}. */
+    public String describe() {
+        return "version=" + version + " commit=" + commit + " date=" + date + " java=" + System.getProperty("java.version");
+    }
+
     private static String value(Properties p, String key) {
         String v = p.getProperty(key, "");
         return v.isBlank() || v.startsWith("${") ? "unknown" : v;

@@ -11,12 +11,17 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
  * The reference's process-wide flags as Quarkus settings, for every service (registered in each
  * app's {@code META-INF/services/org.eclipse.microprofile.config.spi.ConfigSource}):
  * {@code JETSTREAM_LOG_LEVEL} ({@code debug|info|warn|error}, facts §8.1) → {@code quarkus.log.level},
- * {@code JETSTREAM_SHUTDOWN_TIMEOUT} (facts §8.2) → {@code quarkus.shutdown.timeout}.
+ * {@code JETSTREAM_SHUTDOWN_TIMEOUT} (facts §8.2, default 5 s) → {@code quarkus.shutdown.timeout},
+ * {@code JETSTREAM_ADDR} ({@code [host]:port}) → {@code quarkus.http.host}/{@code quarkus.http.port}.
  * {@code JETSTREAM_LOG_FORMAT} is applied by {@link LogFormat} once logging is up. A bad value
  * fails startup naming the variable. The ordinal sits below environment variables and system
  * properties, so {@code QUARKUS_LOG_LEVEL} and tests still win.
  */
 public final class RootConfigSource implements ConfigSource {
+    public static final String NAME = "JETSTREAM root flags";
+    public static final int ORDINAL = 290;
+    static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+
     private final Map<String, String> values;
 
     public RootConfigSource() {
@@ -30,8 +35,13 @@ public final class RootConfigSource implements ConfigSource {
             v.put("quarkus.log.level", quarkusLevel(level));
         }
         String timeout = env.get("JETSTREAM_SHUTDOWN_TIMEOUT");
-        if (timeout != null && !timeout.isBlank()) {
-            v.put("quarkus.shutdown.timeout", Long.toString(shutdownTimeout(timeout).toMillis()) + "ms");
+        Duration shutdown = timeout == null || timeout.isBlank() ? DEFAULT_SHUTDOWN_TIMEOUT : shutdownTimeout(timeout);
+        v.put("quarkus.shutdown.timeout", shutdown.toString());
+        String addr = env.get("JETSTREAM_ADDR");
+        if (addr != null && !addr.isBlank()) {
+            ListenAddress a = ListenAddress.parse("JETSTREAM_ADDR", addr);
+            v.put("quarkus.http.host", a.host());
+            v.put("quarkus.http.port", Integer.toString(a.port()));
         }
         values = Map.copyOf(v);
     }
@@ -69,11 +79,11 @@ public final class RootConfigSource implements ConfigSource {
 
     @Override
     public String getName() {
-        return "JETSTREAM root flags";
+        return NAME;
     }
 
     @Override
     public int getOrdinal() {
-        return 290;
+        return ORDINAL;
     }
 }
