@@ -101,7 +101,10 @@ public final class IngesterCore implements AutoCloseable {
             feed.start();
             LiveConsumer live = null;
             if (s.relayUrl() != null && !s.relayUrl().isEmpty()) {
-                HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
+                // HTTP/1.1: on a plain-http upstream the JDK's default HTTP/2 attempts an h2c upgrade, which the
+                // reference PDS (a Node server with a WebSocket upgrade handler) answers by closing the connection
+                HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(10))
                         .followRedirects(HttpClient.Redirect.NORMAL).build();
                 IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24));
                 LifecyclePhase p = phase;
