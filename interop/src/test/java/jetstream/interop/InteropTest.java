@@ -178,7 +178,7 @@ class InteropTest {
      * profile; a handle change, a deactivation and later reactivation on the way; finally an extra
      * account that writes and is deleted.
      */
-    private static final class Scenario {
+    static final class Scenario {
         private final PdsDriver pds;
         private final Random rnd;
         final List<String> dids = new ArrayList<>();
@@ -324,7 +324,7 @@ class InteropTest {
     }
 
     /** "collection/rkey" -> CID of every record in the repo, by describeRepo's collections and paged listRecords. */
-    private static TreeMap<String, String> listRecords(String pdsUrl, String did) throws Exception {
+    static TreeMap<String, String> listRecords(String pdsUrl, String did) throws Exception {
         TreeMap<String, String> out = new TreeMap<>();
         JsonNode desc = getJson(pdsUrl + "/xrpc/com.atproto.repo.describeRepo?repo=" + enc(did));
         if (desc == null) {
@@ -349,7 +349,7 @@ class InteropTest {
         return out;
     }
 
-    private static String diff(TreeMap<String, String> served, TreeMap<String, String> folded) {
+    static String diff(TreeMap<String, String> served, TreeMap<String, String> folded) {
         List<String> d = new ArrayList<>();
         for (Map.Entry<String, String> e : served.entrySet()) {
             String f = folded.get(e.getKey());
@@ -454,7 +454,7 @@ class InteropTest {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    private static void deleteTree(Path p) throws IOException {
+    static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;
         }
