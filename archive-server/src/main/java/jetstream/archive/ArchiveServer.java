@@ -166,7 +166,7 @@ public class ArchiveServer {
         } else if (f instanceof FeedFrame.Phase p) {
             lifecycle.phase(p.phase());
         } else if (f instanceof FeedFrame.CompactionDeadline d) {
-            lifecycle.compactionDeadline(d.deadline());
+            lifecycle.compaction(d);
         } else if (f instanceof FeedFrame.BackfillProgress p) {
             lifecycle.backfill(p);
         } else if (f instanceof FeedFrame.Heartbeat h) {

@@ -46,6 +46,17 @@ final class StatusPage {
             row(b, "backfill", p.complete() + " complete / " + p.total() + " total, " + p.pending() + " pending, "
                     + p.failed() + " failed, " + p.unavailable() + " unavailable");
         }
+        FeedFrame.CompactionDeadline c = life.compaction();
+        if (c != null) {
+            row(b, "compaction watermark seq", Long.toString(c.watermarkSeq()));
+            if (c.runningSince() != 0) {
+                row(b, "compaction", "pass running since " + Instant.ofEpochSecond(0, c.runningSince() * 1000) + ", "
+                        + c.segmentsDone() + " / " + c.segmentsTotal() + " segments");
+            } else {
+                row(b, "compaction", c.deadline() == 0 ? "no pass scheduled"
+                        : "next pass at " + Instant.ofEpochSecond(0, c.deadline() * 1000));
+            }
+        }
         FeedFrame.Heartbeat h = life.heartbeat();
         if (h != null) {
             row(b, "ingest rate", life.ingestRatePerSecond() + " events/s");

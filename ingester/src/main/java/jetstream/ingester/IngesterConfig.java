@@ -71,6 +71,17 @@ public interface IngesterConfig {
 
     Ingest ingest();
 
+    TimestampImport timestampImport();
+
+    /** The operator timestamp import (spec §8.1). */
+    interface TimestampImport {
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_TOKEN}: bearer token; empty means the endpoints always answer 401. */
+        java.util.Optional<String> token();
+
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_DIR}: CSV confinement directory; empty means {@code <data-dir>/imports}. */
+        java.util.Optional<String> dir();
+    }
+
     /** The backfill engine's flags (facts §8.2), {@code JETSTREAM_BACKFILL_*}. */
     interface Backfill {
         /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}: fleet-wide in-flight getRepo. */
@@ -129,6 +140,23 @@ public interface IngesterConfig {
         /** {@code JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY}: per-repo backoff cap. */
         @WithDefault("168h")
         Duration maxDelay();
+    }
+
+    Compaction compaction();
+
+    /** Compaction (spec §3.3, facts §8.2 flags). */
+    interface Compaction {
+        /** {@code JETSTREAM_COMPACTION_INTERVAL}: time between passes; 0 disables compaction, merge tail included. */
+        @WithDefault("4h")
+        Duration interval();
+
+        /** {@code JETSTREAM_COMPACTION_TOMBSTONE_CAP}: in-memory tombstones that trigger an early pass. */
+        @WithDefault("32000000")
+        long tombstoneCap();
+
+        /** {@code JETSTREAM_COMPACTION_REWRITE_WORKERS}: parallel segment rewrites; 0 = min(CPUs, 8). */
+        @WithDefault("0")
+        int rewriteWorkers();
     }
 
     interface Ingest {
