@@ -36,7 +36,7 @@ public final class ImportHarness implements AutoCloseable {
 
     public ImportHarness(Path data, int perBlock, long maxSegmentBytes) throws IOException {
         this.data = data;
-        core = IngesterCore.open(new IngesterCore.Settings(data, "", "", false, true,
+        core = IngesterCore.open(IngesterCore.Settings.steadyOnly(data, "", "", false,
                 new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ofMillis(200)), perBlock, 4 << 20,
                 UnaryOperator.identity()), registry, fatals::add);
         rewriteLock = core.rewriteLock();
