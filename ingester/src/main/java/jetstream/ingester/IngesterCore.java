@@ -127,7 +127,10 @@ public final class IngesterCore implements AutoCloseable {
             FeedServer feed = new FeedServer(s.dataDir().resolve("run").resolve("feed.sock"), writer.log(), metrics);
             feedRef[0] = feed;
             feed.start();
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
+            // HTTP/1.1: on a plain-http upstream the JDK's default HTTP/2 attempts an h2c upgrade, which the
+            // reference PDS (a Node server with a WebSocket upgrade handler) answers by closing the connection
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(10))
                     .followRedirects(HttpClient.Redirect.NORMAL).build();
             Function<SteadyWriter, LiveConsumer> liveFactory = null;
             PhaseMachine[] machine = new PhaseMachine[1];

@@ -75,7 +75,8 @@ final class Xrpc {
      */
     Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
         this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
-                : HttpClient.newBuilder().connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
+                : HttpClient.newBuilder().version(http.version())
+                        .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
                         .followRedirects(HttpClient.Redirect.NEVER).build();
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;

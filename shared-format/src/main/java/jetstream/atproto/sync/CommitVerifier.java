@@ -50,16 +50,28 @@ public final class CommitVerifier {
             if (!signed.ok()) {
                 return signed;
             }
-            if (prevData == null) {
-                return VerifyResult.fail("missing_prev_data", "event has no prevData to invert to");
-            }
             if (ops == null) {
                 return VerifyResult.fail("bad_op", "event has no ops list");
+            }
+            if (prevData == null) {
+                // a repository's first commit has no previous tree (the reference PDS sends it at account
+                // creation with no prevData and no ops): it verifies when its ops invert to the empty tree
+                return genesis(signed.commit().data(), blocks, ops) ? signed
+                        : VerifyResult.fail("missing_prev_data", "event has no prevData to invert to");
             }
             VerifyResult inverted = invert(signed.commit().data(), BlockStore.ofCar(blocks), ops, prevData);
             return inverted.ok() ? signed : inverted;
         } catch (DecodeException e) {
             return VerifyResult.fail(e.reason(), e.getMessage());
+        }
+    }
+
+    private static boolean genesis(Cid data, Map<Cid, CarBlock> blocks, List<RepoOp> ops) {
+        try {
+            return invert(data, BlockStore.ofCar(blocks), ops, MstTree.empty().rootCid()).ok();
+        } catch (DecodeException e) {
+            // the CAR lacks nodes of a larger tree: not a first commit
+            return false;
         }
     }
 

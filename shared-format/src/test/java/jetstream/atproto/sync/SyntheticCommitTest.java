@@ -47,6 +47,52 @@ class SyntheticCommitTest {
         }
     }
 
+    /**
+     * The reference PDS's account creation: a first commit of an empty repository with no ops and no
+     * prevData. It verifies, and so does a first commit that creates records; a first commit whose
+     * tree holds more than its ops created does not.
+     */
+    @Test
+    void firstCommitWithoutPrevDataVerifies() {
+        PrivateKey key = PrivateKey.fromBytes(KeyCurve.values()[0], new byte[] {
+                0x11, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+                30, 31, 32});
+        Map<Cid, byte[]> emptyNodes = new HashMap<>();
+        Cid empty = MstTree.empty().rootCid(emptyNodes);
+        Commit genesis = Commit.sign(DID, empty, "3lqdkdjpy6t2e", null, key);
+        byte[] block = genesis.encode();
+        Cid cid = Cid.ofDagCbor(block);
+        Map<Cid, byte[]> diff = new LinkedHashMap<>();
+        diff.put(cid, block);
+        diff.putAll(emptyNodes);
+        byte[] car = CarWriter.toBytes(List.of(cid), diff);
+        VerifyResult r = CommitVerifier.verify(DID, genesis.rev(), cid, car, 0, car.length, List.of(), null, key.publicKey());
+        assertTrue(r.ok(), r.toString());
+
+        MstTree tree = MstTree.empty();
+        byte[] rec = record("first");
+        Cid recCid = Cid.ofDagCbor(rec);
+        String path = "app.bsky.feed.post/3lqdkdjpy6t2e";
+        tree.put(path.getBytes(StandardCharsets.US_ASCII), recCid);
+        tree.put("app.bsky.feed.post/3lqdkdjpy6t2f".getBytes(StandardCharsets.US_ASCII), recCid);
+        Map<Cid, byte[]> nodes = new HashMap<>();
+        Cid data = tree.rootCid(nodes);
+        Commit first = Commit.sign(DID, data, "3lqdkdjpy6t3e", null, key);
+        byte[] firstBlock = first.encode();
+        Cid firstCid = Cid.ofDagCbor(firstBlock);
+        Map<Cid, byte[]> firstDiff = new LinkedHashMap<>();
+        firstDiff.put(firstCid, firstBlock);
+        firstDiff.put(recCid, rec);
+        firstDiff.putAll(nodes);
+        byte[] firstCar = CarWriter.toBytes(List.of(firstCid), firstDiff);
+        List<RepoOp> both = List.of(new RepoOp("create", path, recCid, null),
+                new RepoOp("create", "app.bsky.feed.post/3lqdkdjpy6t2f", recCid, null));
+        assertTrue(CommitVerifier.verify(DID, first.rev(), firstCid, firstCar, 0, firstCar.length, both, null,
+                key.publicKey()).ok());
+        assertEquals("missing_prev_data", CommitVerifier.verify(DID, first.rev(), firstCid, firstCar, 0, firstCar.length,
+                both.subList(0, 1), null, key.publicKey()).reason());
+    }
+
     private static void roundTrip(KeyCurve curve, long seed) {
         Random rnd = new Random(seed);
         byte[] scalar = new byte[32];
@@ -122,6 +168,10 @@ class SyntheticCommitTest {
         VerifyResult r = CommitVerifier.verify(DID, c2.rev(), c2Cid, car, 0, car.length, ops, data1, key.publicKey());
         assertTrue(r.ok(), r.toString());
         assertEquals(data2, r.commit().data());
+
+        // without prevData only a repository's first commit verifies (its ops invert to the empty tree)
+        assertEquals("missing_prev_data", CommitVerifier.verify(DID, c2.rev(), c2Cid, car, 0, car.length, ops, null,
+                key.publicKey()).reason());
 
         // each proof node is needed: without it the inversion cannot run
         for (Cid drop : proof) {
