@@ -1,6 +1,7 @@
 package jetstream.gateway;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -42,4 +43,10 @@ public interface GatewayConfig {
     /** {@code JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP}: per-connection cap on written, unflushed frame bytes (gateway-specific). */
     @WithDefault("4194304")
     long subscribeQueuedBytesCap();
+
+    /**
+     * {@code JETSTREAM_GATEWAY_ID}: names this gateway's stats file {@code <data-dir>/run/gateway-<id>.json}
+     * on the status page; default {@code <hostname>-<pid>} (gateway-specific).
+     */
+    Optional<String> gatewayId();
 }
