@@ -57,6 +57,10 @@ public class ArchiveServer {
     static final String NS = "network.bsky.jetstream.";
     static final int BODY_LIMIT = 2 * 1024 * 1024;
     private static final int CHUNK = 4 * 1024 * 1024;
+    /** Facts §9: the request-duration histogram uses the Prometheus client's default buckets. */
+    private static final Duration[] HTTP_BUCKETS = java.util.stream.DoubleStream.of(
+            .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
+            .toArray(Duration[]::new);
 
     @Inject
     ArchiveConfig config;
@@ -229,7 +233,7 @@ public class ArchiveServer {
                 : path.equals("/status.json") ? "status.json"
                 : path.startsWith("/xrpc/") ? "xrpc/" : "other";
         String method = ctx.request().method().name();
-        ctx.addEndHandler(v -> Timer.builder("jetstream.http.request.duration")
+        ctx.addEndHandler(v -> Timer.builder("jetstream.http.request.duration").serviceLevelObjectives(HTTP_BUCKETS)
                 .tag("handler", handler).tag("method", method)
                 .tag("code", Integer.toString(ctx.response().getStatusCode()))
                 .register(metrics).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS));
