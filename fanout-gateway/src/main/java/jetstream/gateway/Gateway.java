@@ -106,7 +106,8 @@ public class Gateway {
         stats.start();
     }
 
-    void onHttpStart(@Observes io.quarkus.vertx.http.HttpServerStart ev) {
+    /** Quarkus fires this asynchronously once the public listener is bound. */
+    void onHttpStart(@jakarta.enterprise.event.ObservesAsync io.quarkus.vertx.http.HttpServerStart ev) {
         httpAddress = ev.options().getHost() + ":" + ev.options().getPort();
     }
 

@@ -165,16 +165,16 @@ class OpsSurfaceTest {
         Path out = Files.createTempFile(profile.getParent(), "chromium", ".out");
         Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile())
                 .redirectError(ProcessBuilder.Redirect.appendTo(profile.resolveSibling("chromium.log").toFile())).start();
-        if (!p.waitFor(90, TimeUnit.SECONDS)) {
+        if (!p.waitFor(180, TimeUnit.SECONDS)) {
             p.destroyForcibly();
-            throw new AssertionError("chromium did not finish in 90 s: " + cmd);
+            throw new AssertionError("chromium did not finish in 180 s: " + cmd);
         }
         assertEquals(0, p.exitValue(), "chromium failed; see " + profile.resolveSibling("chromium.log"));
         return Files.readString(out);
     }
 
     @Test
-    @Timeout(value = 4, unit = TimeUnit.MINUTES)
+    @Timeout(value = 8, unit = TimeUnit.MINUTES)
     void statusPageRendersInHeadlessChromiumAndMatchesTheJson() throws Exception {
         String chromium = chromium();
         Assumptions.assumeTrue(chromium != null, "headless Chromium is not installed (Debian: apt-get install -y chromium;"
@@ -232,8 +232,9 @@ class OpsSurfaceTest {
         assertTrue(ratePositive, "the events/s chart shows ingest");
         assertTrue(status.get("subscribers").get("total").asLong() >= 2, status.get("subscribers").toString());
         List<String> gateways = new ArrayList<>();
-        status.get("subscribers").get("gateways").forEach(g -> gateways.add(g.get("id").asText()));
-        assertEquals(List.of("gateway-a", "gateway-b"), gateways);
+        status.get("subscribers").get("gateways").forEach(g -> gateways.add(g.get("id").asText()
+                + "@" + g.get("address").asText()));
+        assertEquals(List.of("gateway-a@127.0.0.1:" + cfg.gatewayPort(0), "gateway-b@127.0.0.1:" + cfg.gatewayPort(1)), gateways);
         assertTrue(status.get("disk").get("freeBytes").asLong() > 0);
         assertTrue(dom.contains("<input name=\"account\""), "the account lookup form is there");
     }
