@@ -245,6 +245,20 @@ public class ArchiveServer {
      * while it is retained; {@code account}, {@code did} or {@code handle} add an account lookup.
      */
     private void status(RoutingContext ctx, boolean json) {
+        try {
+            renderStatus(ctx, json);
+        } catch (RuntimeException e) {
+            // facts §5.1: a snapshot failure is a 503 with a small page, never a stack trace
+            LOG.warnf(e, "status snapshot failed");
+            if (!ctx.response().headWritten()) {
+                ctx.response().setStatusCode(503).putHeader("Cache-Control", "no-store");
+                page(ctx, "text/html; charset=utf-8",
+                        "<!doctype html><html><body><h1>status unavailable</h1><p>the snapshot failed; retry</p></body></html>\n");
+            }
+        }
+    }
+
+    private void renderStatus(RoutingContext ctx, boolean json) {
         StatusSampler.Snapshot snap = sampler.snapshot();
         String want = ctx.request().getParam("snapshot");
         if (want != null) {
