@@ -22,13 +22,13 @@ class EnvGuardTest {
         assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_CURSOR_LOOKBACK", "36h", "JETSTREAM_APP_X", "1",
                 "JETSTREAM_SIM_SEED", "3", "JETSTREAM_API_KEY", "k", "JETSTREAM_INGEST_START_STEADY", "true",
                 "OTEL_SERVICE_NAME", "x")));
-        assertEquals(50, EnvGuard.KNOWN.size());
+        assertEquals(52, EnvGuard.KNOWN.size());
     }
 
     @Test
     void oneEnvironmentServesEveryProcess() {
         assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_INGEST_VERIFY", "true",
                 "JETSTREAM_ARCHIVE_STANDALONE", "false", "JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP", "4194304",
-                "JETSTREAM_COMPACTION_CACHE_GRACE", "5m")));
+                "JETSTREAM_COMPACTION_CACHE_GRACE", "5m", "JETSTREAM_STATUS_SAMPLE_INTERVAL", "5s", "JETSTREAM_GATEWAY_ID", "gw-1")));
     }
 }
