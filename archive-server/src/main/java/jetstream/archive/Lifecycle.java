@@ -16,11 +16,10 @@ final class Lifecycle {
     private final boolean standalone;
     private volatile LifecyclePhase phase;
     private volatile boolean feedConnected;
-    private volatile long compactionDeadlineMicros;
+    private volatile FeedFrame.CompactionDeadline compaction;
     private volatile FeedFrame.BackfillProgress backfill;
     private volatile FeedFrame.Heartbeat heartbeat;
     private volatile FeedFrame.ImportStatus importStatus;
-    private volatile long compactionWatermarkSeq = -1;
     private volatile long durableSeq = -1;
     private volatile long nextSeq = -1;
     private volatile long lastEventSeq = -1;
@@ -55,6 +54,10 @@ final class Lifecycle {
 
     void feedConnected(boolean connected) {
         this.feedConnected = connected;
+        if (!connected) {
+            // a deadline from an ingester that is gone promises nothing: its pass may be running
+            compaction = null;
+        }
     }
 
     boolean feedConnected() {
@@ -91,22 +94,22 @@ final class Lifecycle {
         return out;
     }
 
+    /**
+     * The published compaction deadline (µs): the next pass, or the running pass's start; 0 when
+     * unknown (no feed, disabled, or the ingester went away, possibly mid-pass).
+     */
     long compactionDeadlineMicros() {
-        return compactionDeadlineMicros;
+        FeedFrame.CompactionDeadline c = compaction;
+        return c == null ? 0 : c.deadline();
     }
 
-    void compactionDeadline(long micros) {
-        this.compactionDeadlineMicros = micros;
+    /** The last compaction frame, null while unknown. */
+    FeedFrame.CompactionDeadline compaction() {
+        return compaction;
     }
 
-    void compaction(FeedFrame.CompactionDeadline d) {
-        this.compactionDeadlineMicros = d.deadline();
-        this.compactionWatermarkSeq = d.watermarkSeq();
-    }
-
-    /** {@code compaction/seq} as the feed last reported it; -1 before any frame. */
-    long compactionWatermarkSeq() {
-        return compactionWatermarkSeq;
+    void compaction(FeedFrame.CompactionDeadline c) {
+        this.compaction = c;
     }
 
     FeedFrame.ImportStatus importStatus() {

@@ -101,6 +101,9 @@ final class StatusPage {
         row(b, t, "compaction watermark (seq)", "compaction.watermarkSeq");
         row(b, t, "next compaction", "compaction.nextDeadline");
         row(b, t, "next compaction in (s)", "compaction.nextDeadlineInSeconds");
+        row(b, t, "compaction pass running since", "compaction.runningSince");
+        row(b, t, "compaction segments done", "compaction.segmentsDone");
+        row(b, t, "compaction segments total", "compaction.segmentsTotal");
         if (Boolean.TRUE.equals(path(t, "import.reported"))) {
             row(b, t, "import job", "import.jobId");
             row(b, t, "import state", "import.state");

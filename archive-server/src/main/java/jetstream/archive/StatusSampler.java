@@ -30,9 +30,8 @@ final class StatusSampler {
     static final int CHART_POINTS = 360;
     /** A backfill rate is measured over at most this much history (ETA). */
     static final long ETA_WINDOW_MICROS = 600_000_000L;
-    /** Snapshots kept retrievable by number, and how long one is reused. */
+    /** Snapshots kept retrievable by number. */
     static final int RETAINED = 64;
-    static final long REUSE_MICROS = 200_000L;
 
     /** One point of the charts. Null fields are unknown at that time. */
     record Sample(long atMicros, Double eventsPerSecond, Double lagSeconds, Long subscribers, Long diskFreeBytes,
@@ -69,16 +68,9 @@ final class StatusSampler {
         return intervalMicros;
     }
 
-    /**
-     * A snapshot of now, numbered and retained for exact comparisons; requests within
-     * {@link #REUSE_MICROS} of the last one share it, so a refreshing crowd cannot churn them.
-     */
+    /** A snapshot of now, numbered and retained (the last {@link #RETAINED}) for exact comparisons. */
     synchronized Snapshot snapshot() {
         long now = clockMicros.getAsLong();
-        Snapshot last = recent.peekLast();
-        if (last != null && now - last.atMicros() >= 0 && now - last.atMicros() < REUSE_MICROS) {
-            return last;
-        }
         Manifest m = store.manifest();
         List<GatewayStats.Entry> gateways = GatewayStats.read(dataDir.resolve("run"), now);
         Long[] disk = disk();
@@ -196,12 +188,16 @@ final class StatusSampler {
         t.put("disk", fs);
 
         Map<String, Object> compaction = new LinkedHashMap<>();
-        long wm = life.compactionWatermarkSeq();
-        compaction.put("watermarkSeq", wm < 0 ? null : wm);
-        long deadline = life.compactionDeadlineMicros();
-        compaction.put("nextDeadline", wm < 0 ? null : deadline == 0 ? "none scheduled"
-                : Instant.ofEpochSecond(0, deadline * 1000).toString());
-        compaction.put("nextDeadlineInSeconds", wm < 0 || deadline == 0 ? null : StatusJson.round2((deadline - now) / 1e6));
+        FeedFrame.CompactionDeadline c = life.compaction();
+        compaction.put("watermarkSeq", c == null ? null : c.watermarkSeq());
+        compaction.put("nextDeadline", c == null ? null : c.runningSince() != 0 ? "pass running"
+                : c.deadline() == 0 ? "none scheduled" : Instant.ofEpochSecond(0, c.deadline() * 1000).toString());
+        compaction.put("nextDeadlineInSeconds", c == null || c.runningSince() != 0 || c.deadline() == 0 ? null
+                : StatusJson.round2((c.deadline() - now) / 1e6));
+        compaction.put("runningSince", c == null || c.runningSince() == 0 ? null
+                : Instant.ofEpochSecond(0, c.runningSince() * 1000).toString());
+        compaction.put("segmentsDone", c == null ? null : c.segmentsDone());
+        compaction.put("segmentsTotal", c == null ? null : c.segmentsTotal());
         t.put("compaction", compaction);
 
         t.put("import", importJob());

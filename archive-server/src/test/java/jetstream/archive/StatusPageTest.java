@@ -137,7 +137,7 @@ class StatusPageTest {
                 send(ch, new FeedFrame.Subscribed(8, 0, 7, 8));
                 send(ch, new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, entered));
                 send(ch, new FeedFrame.BackfillProgress(100, 100, 80, 20, 0, 0));
-                send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 5));
+                send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 5, 0, 3, 4));
                 send(ch, new FeedFrame.ImportStatus("job-1", "running", 10, 5, 1, nowMicros()));
                 Thread.sleep(600);
                 long seq = 8;
@@ -176,6 +176,8 @@ class StatusPageTest {
                 assertTrue(s.getJsonObject("disk").getLong("freeBytes") > 0);
                 assertEquals(5L, s.getJsonObject("compaction").getLong("watermarkSeq"));
                 assertTrue(s.getJsonObject("compaction").getDouble("nextDeadlineInSeconds") > 3000);
+                assertNull(s.getJsonObject("compaction").getValue("runningSince"), "no pass running");
+                assertEquals(3L, s.getJsonObject("compaction").getLong("segmentsDone"));
                 assertEquals("running", s.getJsonObject("import").getString("state"));
                 assertEquals("job-1", s.getJsonObject("import").getString("jobId"));
                 JsonObject subs = s.getJsonObject("subscribers");

@@ -97,7 +97,8 @@ public final class FeedCodec {
             o.b.putLong(f.total()).putLong(f.discovered()).putLong(f.pending()).putLong(f.complete())
                     .putLong(f.failed()).putLong(f.unavailable());
         } else if (frame instanceof FeedFrame.CompactionDeadline f) {
-            o.b.putLong(f.deadline()).putLong(f.watermarkSeq());
+            o.b.putLong(f.deadline()).putLong(f.watermarkSeq()).putLong(f.runningSince()).putLong(f.segmentsDone())
+                    .putLong(f.segmentsTotal());
         } else if (frame instanceof FeedFrame.ImportStatus f) {
             o.string(f.jobId());
             o.string(f.state());
@@ -131,7 +132,8 @@ public final class FeedCodec {
             case FeedFrame.WRITER_RUNNING -> new FeedFrame.WriterRunning(in.bool());
             case FeedFrame.BACKFILL_PROGRESS -> new FeedFrame.BackfillProgress(in.u64(), in.u64(), in.u64(), in.u64(),
                     in.u64(), in.u64());
-            case FeedFrame.COMPACTION_DEADLINE -> new FeedFrame.CompactionDeadline(in.u64(), in.u64());
+            case FeedFrame.COMPACTION_DEADLINE -> new FeedFrame.CompactionDeadline(in.u64(), in.u64(), in.u64(), in.u64(),
+                    in.u64());
             case FeedFrame.IMPORT_STATUS -> new FeedFrame.ImportStatus(in.string(), in.string(), in.u64(), in.u64(),
                     in.u64(), in.u64());
             case FeedFrame.HEARTBEAT -> new FeedFrame.Heartbeat(in.u64(), in.u64(), in.u64());

@@ -139,10 +139,17 @@ public sealed interface FeedFrame {
     }
 
     /**
-     * The next compaction pass deadline and the compaction watermark; {@code deadline = 0} means no
-     * pass is scheduled (compaction disabled or not yet planned).
+     * Compaction scheduling (spec §3.3). {@code deadline}: when the next pass may rewrite sealed
+     * files, 0 = none scheduled (compaction disabled or not yet planned); while a pass runs it is that
+     * pass's start, so readers computing a cache lifetime from it need no other field.
+     * {@code runningSince}: start of the running pass, 0 when none runs. {@code watermarkSeq}:
+     * {@code compaction/seq}. {@code segmentsDone}/{@code segmentsTotal}: the running pass's
+     * rewrite progress (the last pass's when none runs).
      */
-    record CompactionDeadline(long deadline, long watermarkSeq) implements FeedFrame {
+    record CompactionDeadline(long deadline, long watermarkSeq, long runningSince, long segmentsDone,
+                              long segmentsTotal) implements FeedFrame {
+        public static final CompactionDeadline NONE = new CompactionDeadline(0, 0, 0, 0, 0);
+
         public byte type() {
             return COMPACTION_DEADLINE;
         }

@@ -25,7 +25,8 @@ class FeedCodecTest {
                 new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.MERGING, 1_700_000_000_000_000L),
                 new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, 0),
                 new FeedFrame.WriterRunning(true), new FeedFrame.WriterRunning(false),
-                new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5), new FeedFrame.CompactionDeadline(0, 0),
+                new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5), new FeedFrame.CompactionDeadline(0, 0, 0, 0, 0),
+                new FeedFrame.CompactionDeadline(1_800_000_000_000_000L, 77, 1_790_000_000_000_000L, 3, 9),
                 new FeedFrame.ImportStatus("job-1", "running ✓", 1, 2, 3, 4), new FeedFrame.ImportStatus("", "", 0, 0, 0, 0),
                 new FeedFrame.Heartbeat(1, 2, 3)));
         for (int i = 0; i < 50; i++) {

@@ -41,7 +41,7 @@ public final class ReadableLog {
     private LifecyclePhase phase = LifecyclePhase.NONE;
     private byte[] writerRunningFrame = FeedCodec.encode(new FeedFrame.WriterRunning(false));
     private byte[] backfillFrame = FeedCodec.encode(new FeedFrame.BackfillProgress(0, 0, 0, 0, 0, 0));
-    private byte[] compactionFrame = FeedCodec.encode(new FeedFrame.CompactionDeadline(0, 0));
+    private byte[] compactionFrame = FeedCodec.encode(FeedFrame.CompactionDeadline.NONE);
     private byte[] importFrame = FeedCodec.encode(new FeedFrame.ImportStatus("", "", 0, 0, 0, 0));
     private final List<Vacancy> vacancies = new ArrayList<>();
 

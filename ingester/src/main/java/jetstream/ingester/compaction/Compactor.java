@@ -1,0 +1,653 @@
+package jetstream.ingester.compaction;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import jetstream.feed.FeedFrame;
+import jetstream.ingester.store.MetaKeys;
+import jetstream.ingester.store.MetaStore;
+import jetstream.segment.ActiveSegmentReader;
+import jetstream.segment.BlockIndexEntry;
+import jetstream.segment.BlockView;
+import jetstream.segment.SegmentException;
+import jetstream.segment.SegmentHeader;
+import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentIO;
+import jetstream.segment.io.SegmentName;
+import jetstream.segment.io.SegmentPersistenceException;
+import jetstream.segment.io.SegmentRewriter;
+import org.jboss.logging.Logger;
+
+/**
+ * Compaction (spec §3.3, facts §10.8, §1.13): physically removes create, update and resync-create
+ * rows superseded by a later tombstone from sealed segments, below the {@code compaction/seq}
+ * watermark. A pass force-rotates the active segment, takes the target watermark (the highest
+ * max_seq of a sealed segment), folds the tombstones of the rows in {@code (compaction/seq, target]}
+ * from disk, rewrites every affected sealed segment through {@link SegmentRewriter#compact} (tmp,
+ * fsync, rename, directory fsync; up to {@code --compaction-rewrite-workers} at once), announces
+ * each new generation on the feed, and only then advances {@code compaction/seq}. A crash anywhere
+ * leaves the watermark behind: the next pass folds the same tombstones again and re-applies them,
+ * which drops nothing a finished rewrite kept and restores nothing it dropped.
+ *
+ * <p>Passes run on a scheduler thread every {@code --compaction-interval}, early when the
+ * in-memory {@link TombstoneSet} reaches {@code --compaction-tombstone-cap} (at least 30 s after the
+ * last pass), and once at the merge tail ({@link #runPass}). Compaction and timestamp-import passes
+ * share one rewrite lock. Rewrite failures are fatal ({@link SegmentPersistenceException}).
+ */
+public final class Compactor implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Compactor.class);
+    /** Early passes are at least this far apart (facts §10.8). */
+    public static final Duration EARLY_SPACING = Duration.ofSeconds(30);
+    /** Above this many tombstoned DIDs the segment blooms are not consulted (facts §8.2 constants). */
+    static final int BLOOM_NARROWING_MAX_DIDS = 100_000;
+    private static final String TMP_SUFFIX = ".tmp";
+
+    /**
+     * @param interval {@code --compaction-interval}; zero disables compaction entirely, merge tail included
+     * @param tombstoneCap {@code --compaction-tombstone-cap}: in-memory tombstones that trigger an early pass
+     * @param rewriteWorkers {@code --compaction-rewrite-workers}; 0 means min(CPUs, 8)
+     * @param earlySpacing least time between the end of a pass and an early one (30 s; shorter in tests)
+     */
+    public record Config(Duration interval, long tombstoneCap, int rewriteWorkers, Duration earlySpacing) {
+        public Config(Duration interval, long tombstoneCap, int rewriteWorkers) {
+            this(interval, tombstoneCap, rewriteWorkers, EARLY_SPACING);
+        }
+
+        public Config {
+            if (interval.isNegative()) {
+                throw new IllegalArgumentException("compaction-interval must be >= 0, got " + interval);
+            }
+            if (tombstoneCap < 1) {
+                throw new IllegalArgumentException("compaction-tombstone-cap must be positive, got " + tombstoneCap);
+            }
+            if (rewriteWorkers < 0) {
+                throw new IllegalArgumentException("compaction-rewrite-workers must be >= 0, got " + rewriteWorkers);
+            }
+        }
+
+        public static Config disabled() {
+            return new Config(Duration.ZERO, 32_000_000, 0);
+        }
+
+        public boolean enabled() {
+            return !interval.isZero();
+        }
+
+        int workers() {
+            return rewriteWorkers > 0 ? rewriteWorkers : Math.min(Runtime.getRuntime().availableProcessors(), 8);
+        }
+    }
+
+    /** Seals the active segment so a pass sees every row appended before it (a no-op outside steady state). */
+    @FunctionalInterface
+    public interface Rotator {
+        void forceRotate() throws InterruptedException;
+    }
+
+    /**
+     * What a pass did.
+     *
+     * @param fromSeq the watermark it started from
+     * @param targetSeq the watermark it advanced to (== fromSeq when there was nothing to cover)
+     * @param completed false when shutdown stopped it between rewrites (the watermark did not move)
+     */
+    public record PassResult(long fromSeq, long targetSeq, long tombstones, int segmentsExamined,
+                             int segmentsRewritten, long rowsDropped, long bytesRewritten, boolean completed) {}
+
+    private record Sealed(String name, Path path, SegmentHeader header) {}
+
+    private final Path segmentsDir;
+    private final MetaStore store;
+    private final SegmentIO io;
+    private final ReentrantLock rewriteLock;
+    private final Config config;
+    private final Rotator rotator;
+    private final Consumer<FeedFrame> publish;
+    private final Consumer<Throwable> onFatal;
+    private final TombstoneSet tombstoneSet = new TombstoneSet();
+    private final Object wake = new Object();
+    private final Object stateLock = new Object();
+    private final AtomicLong watermark = new AtomicLong();
+    private volatile long deadline;
+    private volatile long nextScheduled;
+    private volatile long runningSince;
+    private volatile long segmentsDone;
+    private volatile long segmentsTotal;
+    private volatile long watermarkWitnessedAt;
+    private volatile boolean closing;
+    private volatile boolean scheduled;
+    private volatile long lastPassEndNanos = System.nanoTime();
+    private Thread thread;
+
+    private final Counter passesOk;
+    private final Counter passesFailed;
+    private final Counter passesEarly;
+    private final Timer passDuration;
+    private final Map<Tombstones.Source, Counter> collected = new EnumMap<>(Tombstones.Source.class);
+    private final Map<Tombstones.DropReason, Counter> dropped = new EnumMap<>(Tombstones.DropReason.class);
+    private final Counter segmentsExamined;
+    private final Counter segmentsRewritten;
+    private final Counter segmentsSkippedClean;
+    private final Counter bytesRewritten;
+
+    /**
+     * Opens the compactor: reads {@code compaction/seq} and removes {@code .tmp} files left by a
+     * rewrite that crashed before its rename (the original is intact). Nothing runs until
+     * {@link #start} or {@link #runPass}.
+     *
+     * @param rewriteLock shared with the timestamp import: one rewrite pass at a time
+     * @param publish where feed control frames go (the readable log)
+     * @param onFatal called when a scheduled pass fails; the process must exit
+     */
+    public Compactor(Path dataDir, MetaStore store, SegmentIO io, ReentrantLock rewriteLock, Config config,
+                     Rotator rotator, Consumer<FeedFrame> publish, MeterRegistry registry, Consumer<Throwable> onFatal) {
+        this.segmentsDir = dataDir.resolve("segments");
+        this.store = store;
+        this.io = io;
+        this.rewriteLock = rewriteLock;
+        this.config = config;
+        this.rotator = rotator;
+        this.publish = publish;
+        this.onFatal = onFatal;
+        watermark.set(Math.max(0, MetaKeys.readVersionedU64le(MetaKeys.COMPACTION_SEQ, store.get(MetaKeys.COMPACTION_SEQ))));
+        passesOk = Counter.builder("jetstream_compaction_passes_total").tag("result", "ok").register(registry);
+        passesFailed = Counter.builder("jetstream_compaction_passes_total").tag("result", "error").register(registry);
+        passesEarly = registry.counter("jetstream_compaction_passes_early_total");
+        passDuration = Timer.builder("jetstream_compaction_pass_duration_seconds").register(registry);
+        for (Tombstones.Source s : Tombstones.Source.values()) {
+            collected.put(s, Counter.builder("jetstream_compaction_tombstones_collected_total")
+                    .tag("kind", s.name().toLowerCase()).register(registry));
+        }
+        for (Tombstones.DropReason r : Tombstones.DropReason.values()) {
+            dropped.put(r, Counter.builder("jetstream_compaction_rows_dropped_total")
+                    .tag("reason", r.name().toLowerCase()).register(registry));
+        }
+        segmentsExamined = registry.counter("jetstream_compaction_segments_examined_total");
+        segmentsRewritten = registry.counter("jetstream_compaction_segments_rewritten_total");
+        segmentsSkippedClean = registry.counter("jetstream_compaction_segments_skipped_clean_total");
+        bytesRewritten = registry.counter("jetstream_compaction_bytes_rewritten_total");
+        Gauge.builder("jetstream_compaction_tombstone_set_entries", tombstoneSet, TombstoneSet::size).register(registry);
+        Gauge.builder("jetstream_compaction_tombstone_set_bytes", tombstoneSet, TombstoneSet::bytes).register(registry);
+        Gauge.builder("jetstream_compaction_watermark_seq", watermark, AtomicLong::get).register(registry);
+        Gauge.builder("jetstream_compaction_watermark_lag_seconds", this,
+                c -> c.watermarkWitnessedAt == 0 ? 0 : (nowMicros() - c.watermarkWitnessedAt) / 1e6).register(registry);
+        rewriteLock.lock();
+        try {
+            removeStaleTmp();
+        } finally {
+            rewriteLock.unlock();
+        }
+    }
+
+    /** The append-path tombstone set: install it with {@code SteadyWriter.observeAppends}. */
+    public TombstoneSet tombstoneSet() {
+        return tombstoneSet;
+    }
+
+    public Config config() {
+        return config;
+    }
+
+    /** {@code compaction/seq}. */
+    public long watermark() {
+        return watermark.get();
+    }
+
+    /** The next scheduled pass (µs), the running pass's start while one runs, 0 when none is scheduled. */
+    public long deadline() {
+        return deadline;
+    }
+
+    /** The running pass's start (µs), 0 when none runs. */
+    public long runningSince() {
+        return runningSince;
+    }
+
+    /**
+     * Starts the schedule (steady state): the in-memory tombstone set is rebuilt from the rows above
+     * the watermark, then a pass runs every interval, or early at the tombstone cap. With compaction
+     * disabled it only announces that no pass is scheduled.
+     */
+    public synchronized void start() {
+        if (!config.enabled()) {
+            publishState();
+            return;
+        }
+        scheduled = true;
+        nextScheduled = nowMicros() + config.interval().toNanos() / 1000;
+        deadline = nextScheduled;
+        publishState();
+        thread = new Thread(this::loop, "compactor");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void loop() {
+        try {
+            rebuildTombstoneSet();
+            while (!closing) {
+                long wait = (nextScheduled - nowMicros()) / 1000;
+                boolean early = tombstoneSet.size() >= config.tombstoneCap()
+                        && System.nanoTime() - lastPassEndNanos >= config.earlySpacing().toNanos();
+                if (wait <= 0 || early) {
+                    runScheduled(early && wait > 0);
+                    continue;
+                }
+                synchronized (wake) {
+                    if (!closing) {
+                        wake.wait(Math.min(wait, 1000));
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException | Error e) {
+            onFatal.accept(e);
+        }
+    }
+
+    /**
+     * A scheduled pass, unless another pass (the merge tail's, a caller's) ran while this one waited
+     * for the rewrite lock and moved the schedule.
+     */
+    private void runScheduled(boolean early) throws InterruptedException {
+        rewriteLock.lockInterruptibly();
+        try {
+            boolean due = nowMicros() >= nextScheduled;
+            boolean stillEarly = tombstoneSet.size() >= config.tombstoneCap()
+                    && System.nanoTime() - lastPassEndNanos >= config.earlySpacing().toNanos();
+            if (closing || !(due || early && stillEarly)) {
+                return;
+            }
+            if (!due) {
+                passesEarly.increment();
+            }
+            runPass(due ? "interval" : "tombstone cap");
+        } finally {
+            rewriteLock.unlock();
+        }
+    }
+
+    /**
+     * Runs one pass now (the merge tail calls this once; the schedule calls it every interval).
+     * Returns null when compaction is disabled. Fatal errors are thrown.
+     */
+    public PassResult runPass(String reason) throws InterruptedException {
+        if (!config.enabled()) {
+            return null;
+        }
+        rewriteLock.lockInterruptibly();
+        long t0 = System.nanoTime();
+        boolean ok = false;
+        try {
+            runningSince = nowMicros();
+            deadline = runningSince;
+            segmentsDone = 0;
+            segmentsTotal = 0;
+            publishState();
+            LOG.infof("compaction pass starting (%s), watermark %d", reason, watermark.get());
+            tombstoneSet.clear();
+            rotator.forceRotate();
+            PassResult r = pass();
+            ok = true;
+            passesOk.increment();
+            LOG.infof("compaction pass done (%s): watermark %d -> %d, %d tombstones, %d/%d segments rewritten,"
+                            + " %d rows dropped, %d bytes written, %.1f s%s", reason, r.fromSeq(), r.targetSeq(),
+                    r.tombstones(), r.segmentsRewritten(), r.segmentsExamined(), r.rowsDropped(), r.bytesRewritten(),
+                    (System.nanoTime() - t0) / 1e9, r.completed() ? "" : " (stopped by shutdown)");
+            return r;
+        } finally {
+            passDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+            if (!ok) {
+                passesFailed.increment();
+            }
+            lastPassEndNanos = System.nanoTime();
+            runningSince = 0;
+            // after a failure no deadline is promised (readers fall back to no-cache)
+            nextScheduled = nowMicros() + config.interval().toNanos() / 1000;
+            deadline = ok && scheduled ? nextScheduled : 0;
+            publishState();
+            rewriteLock.unlock();
+        }
+    }
+
+    private PassResult pass() throws InterruptedException {
+        long from = watermark.get();
+        List<Sealed> sealed = sealedSegments();
+        long target = from;
+        long targetWitnessed = 0;
+        for (Sealed s : sealed) {
+            if (s.header().maxSeq() > target) {
+                target = s.header().maxSeq();
+                targetWitnessed = s.header().maxWitnessedAt();
+            }
+        }
+        if (target == from) {
+            return new PassResult(from, from, 0, 0, 0, 0, 0, true);
+        }
+        Tombstones t = fold(sealed, from, target);
+        List<Sealed> candidates = candidates(sealed, t);
+        segmentsTotal = candidates.size();
+        publishState();
+        AtomicInteger rewritten = new AtomicInteger();
+        AtomicLong rows = new AtomicLong();
+        AtomicLong bytes = new AtomicLong();
+        AtomicInteger done = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(config.workers(), candidates.size())), r -> {
+            Thread th = new Thread(r, "compaction-rewrite");
+            th.setDaemon(true);
+            return th;
+        });
+        List<Future<?>> futures = new ArrayList<>();
+        try {
+            for (Sealed s : candidates) {
+                futures.add(pool.submit(() -> {
+                    if (closing) {
+                        return;
+                    }
+                    SegmentRewriter.Result res = SegmentRewriter.compact(io, s.path(), (v, r) -> {
+                        Tombstones.DropReason why = t.drop(v, r);
+                        if (why == null) {
+                            return true;
+                        }
+                        dropped.get(why).increment();
+                        return false;
+                    });
+                    segmentsExamined.increment();
+                    if (res.rewritten()) {
+                        SegmentHeader h = readHeader(s.path());
+                        publish.accept(new FeedFrame.SegmentRewritten(s.name(), h.checksum(), res.sizeAfter()));
+                        segmentsRewritten.increment();
+                        bytesRewritten.increment(res.sizeAfter());
+                        rewritten.incrementAndGet();
+                        rows.addAndGet(res.rowsChanged());
+                        bytes.addAndGet(res.sizeAfter());
+                    } else {
+                        segmentsSkippedClean.increment();
+                    }
+                    long n = progressed(done);
+                    LOG.debugf("compaction: %s %s (%d/%d)", s.name(), res.rewritten() ? "rewritten" : "clean", n,
+                            candidates.size());
+                }));
+            }
+            RuntimeException failure = null;
+            for (Future<?> f : futures) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (failure == null) {
+                        failure = c instanceof RuntimeException re ? re : new IllegalStateException(c);
+                    } else {
+                        failure.addSuppressed(c);
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        boolean completed = !closing && done.get() == candidates.size();
+        if (completed) {
+            // every rewrite it covers is renamed and its directory fsynced: metadata never leads data
+            try (MetaStore.Batch b = store.batch()) {
+                b.put(MetaKeys.COMPACTION_SEQ, MetaKeys.versionedU64le(target)).commit();
+            }
+            watermark.set(target);
+            watermarkWitnessedAt = targetWitnessed;
+        }
+        return new PassResult(from, completed ? target : from, t.size(), candidates.size(),
+                rewritten.get(), rows.get(), bytes.get(), completed);
+    }
+
+    /** Tombstones of the rows in {@code (from, target]}, read from the sealed files. */
+    private Tombstones fold(List<Sealed> sealed, long from, long target) {
+        Tombstones t = new Tombstones();
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            BlockView v = new BlockView();
+            for (Sealed s : sealed) {
+                if (s.header().maxSeq() <= from) {
+                    continue;
+                }
+                SegmentReader r = openSealed(s.path());
+                for (int b = 0; b < r.blockCount(); b++) {
+                    BlockIndexEntry e = r.entry(b);
+                    if (e.eventCount() == 0 || e.maxSeq() <= from) {
+                        continue;
+                    }
+                    r.block(b, v, zstd);
+                    for (int i = 0; i < v.size(); i++) {
+                        long seq = v.seq(i);
+                        if (seq > from && seq <= target) {
+                            Tombstones.Source src = t.observe(v, i);
+                            if (src != null) {
+                                collected.get(src).increment();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return t;
+    }
+
+    /**
+     * The sealed segments that may hold a superseded row: non-empty, starting below the highest
+     * tombstone, and (while few DIDs are tombstoned) whose DID bloom admits one of them.
+     */
+    private List<Sealed> candidates(List<Sealed> sealed, Tombstones t) {
+        List<Sealed> out = new ArrayList<>();
+        if (t.isEmpty()) {
+            return out;
+        }
+        List<byte[]> dids = null;
+        if (t.didCount() <= BLOOM_NARROWING_MAX_DIDS) {
+            dids = new ArrayList<>(t.didCount());
+            for (byte[] d : t.didBytes()) {
+                dids.add(d);
+            }
+        }
+        for (Sealed s : sealed) {
+            if (s.header().eventCount() == 0 || s.header().minSeq() >= t.maxSeq()) {
+                continue;
+            }
+            if (dids != null) {
+                SegmentReader r = openSealed(s.path());
+                boolean any = false;
+                for (byte[] d : dids) {
+                    if (r.mightContainDid(d)) {
+                        any = true;
+                        break;
+                    }
+                }
+                if (!any) {
+                    continue;
+                }
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    /**
+     * Refills the in-memory set from the rows above the watermark after a restart (sealed files
+     * and the active file's complete blocks), so the early-pass trigger survives restarts.
+     */
+    void rebuildTombstoneSet() {
+        long from = watermark.get();
+        List<SegmentName.Entry> files;
+        try {
+            files = SegmentName.scan(segmentsDir);
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("scanning", segmentsDir, e);
+        }
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            BlockView v = new BlockView();
+            for (SegmentName.Entry f : files) {
+                if (closing) {
+                    return;
+                }
+                SegmentHeader h = readHeaderOrNull(f.path());
+                if (h != null) {
+                    if (h.maxSeq() <= from) {
+                        continue;
+                    }
+                    SegmentReader r = openSealed(f.path());
+                    for (int b = 0; b < r.blockCount(); b++) {
+                        if (r.entry(b).eventCount() > 0 && r.entry(b).maxSeq() > from) {
+                            observeAbove(r.block(b, v, zstd), from);
+                        }
+                    }
+                } else {
+                    ActiveSegmentReader a;
+                    try {
+                        a = ActiveSegmentReader.open(f.path());
+                    } catch (IOException e) {
+                        throw new SegmentPersistenceException("reading", f.path(), e);
+                    }
+                    for (int b = 0; b < a.blockCount(); b++) {
+                        observeAbove(a.block(b, v, zstd), from);
+                    }
+                }
+            }
+        }
+        LOG.infof("compaction: %d tombstones above watermark %d", tombstoneSet.size(), from);
+    }
+
+    private void observeAbove(BlockView v, long from) {
+        for (int i = 0; i < v.size(); i++) {
+            if (v.seq(i) > from) {
+                tombstoneSet.observe(v, i);
+            }
+        }
+    }
+
+    private List<Sealed> sealedSegments() {
+        List<SegmentName.Entry> files;
+        try {
+            files = SegmentName.scan(segmentsDir);
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("scanning", segmentsDir, e);
+        }
+        List<Sealed> out = new ArrayList<>(files.size());
+        for (SegmentName.Entry f : files) {
+            SegmentHeader h = readHeaderOrNull(f.path());
+            if (h != null) {
+                out.add(new Sealed(f.path().getFileName().toString(), f.path(), h));
+            }
+        }
+        return out;
+    }
+
+    /** The sealed header, or null for the active file. */
+    private static SegmentHeader readHeaderOrNull(Path p) {
+        try {
+            return SegmentReader.readSealedHeader(p);
+        } catch (SegmentException e) {
+            if (e.type() == SegmentException.Type.ACTIVE_SEGMENT) {
+                return null;
+            }
+            throw new SegmentException(e.type(), p + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("reading the header of", p, e);
+        }
+    }
+
+    private static SegmentHeader readHeader(Path p) {
+        SegmentHeader h = readHeaderOrNull(p);
+        if (h == null) {
+            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, p + ": a rewritten segment reads as active");
+        }
+        return h;
+    }
+
+    private static SegmentReader openSealed(Path p) {
+        try {
+            return SegmentReader.open(p, false);
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("reading", p, e);
+        } catch (SegmentException e) {
+            throw new SegmentException(e.type(), p + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes {@code seg_*.jss.tmp} left by a rewrite that crashed before its rename. */
+    private void removeStaleTmp() {
+        if (!Files.isDirectory(segmentsDir)) {
+            return;
+        }
+        boolean removed = false;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(segmentsDir, SegmentName.PREFIX + "*" + SegmentName.SUFFIX + TMP_SUFFIX)) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                if (SegmentName.parse(n.substring(0, n.length() - TMP_SUFFIX.length())) >= 0) {
+                    io.delete(p);
+                    removed = true;
+                    LOG.infof("removed %s left by an interrupted rewrite (the original is intact)", n);
+                }
+            }
+            if (removed) {
+                io.fsyncDirectory(segmentsDir);
+            }
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("removing stale rewrite files in", segmentsDir, e);
+        }
+    }
+
+    private long progressed(AtomicInteger done) {
+        synchronized (stateLock) {
+            segmentsDone = done.incrementAndGet();
+            publishState();
+            return segmentsDone;
+        }
+    }
+
+    private void publishState() {
+        synchronized (stateLock) {
+            publish.accept(new FeedFrame.CompactionDeadline(deadline, watermark.get(), runningSince, segmentsDone,
+                segmentsTotal));
+        }
+    }
+
+    private static long nowMicros() {
+        return System.currentTimeMillis() * 1000;
+    }
+
+    /** Stops the schedule; a running pass stops between rewrites without moving the watermark. */
+    @Override
+    public void close() throws InterruptedException {
+        closing = true;
+        synchronized (wake) {
+            wake.notifyAll();
+        }
+        Thread t;
+        synchronized (this) {
+            t = thread;
+        }
+        if (t != null) {
+            t.join();
+        }
+    }
+}
