@@ -100,7 +100,7 @@ volumes:
   - name: data
     persistentVolumeClaim:
       claimName: {{ include "jetstream.claimName" .root }}
-      {{- if .readOnly }}
+      {{- if and .readOnly (not .runWritable) }}
       readOnly: true
       {{- end }}
   - name: tmp
@@ -115,6 +115,12 @@ volumeMounts:
     {{- if .readOnly }}
     readOnly: true
     {{- end }}
+  {{- if .runWritable }}
+  {{- /* only <data>/run writable: the gateway's stats file beside the feed socket */}}
+  - name: data
+    mountPath: {{ .root.Values.persistence.mountPath }}/run
+    subPath: run
+  {{- end }}
   - name: tmp
     mountPath: /tmp
 {{- end -}}

@@ -6,7 +6,8 @@ import java.time.Duration;
 
 /**
  * The archive-server's flags (facts §8.2 names, env twins {@code JETSTREAM_*}) plus its own:
- * {@code JETSTREAM_ARCHIVE_STANDALONE} and {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL}.
+ * {@code JETSTREAM_ARCHIVE_STANDALONE}, {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL} and
+ * {@code JETSTREAM_STATUS_SAMPLE_INTERVAL}.
  */
 @ConfigMapping(prefix = "jetstream")
 public interface ArchiveConfig {
@@ -40,6 +41,14 @@ public interface ArchiveConfig {
     String clientIpHeader();
 
     Archive archive();
+
+    Status status();
+
+    interface Status {
+        /** How often the status page samples its charts (ring of the last hour) and takes a snapshot. */
+        @WithDefault("5s")
+        Duration sampleInterval();
+    }
 
     interface Archive {
         /**

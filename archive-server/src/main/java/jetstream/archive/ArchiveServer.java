@@ -57,6 +57,10 @@ public class ArchiveServer {
     static final String NS = "network.bsky.jetstream.";
     static final int BODY_LIMIT = 2 * 1024 * 1024;
     private static final int CHUNK = 4 * 1024 * 1024;
+    /** Facts §9: the request-duration histogram uses the Prometheus client's default buckets. */
+    private static final Duration[] HTTP_BUCKETS = java.util.stream.DoubleStream.of(
+            .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
+            .toArray(Duration[]::new);
 
     @Inject
     ArchiveConfig config;
@@ -68,6 +72,8 @@ public class ArchiveServer {
     private Lifecycle lifecycle;
     private PlanLimits limits;
     private ScheduledExecutorService scheduler;
+    private ScheduledExecutorService sampling;
+    private StatusSampler sampler;
     private FeedClient feed;
     private Counter blockOk;
     private Counter blockNotFound;
@@ -106,6 +112,23 @@ public class ArchiveServer {
         if (!lifecycle.standalone()) {
             startFeed(data.resolve("run").resolve("feed.sock"));
         }
+        sampler = new StatusSampler(lifecycle, store, data, config.status().sampleInterval().toNanos() / 1000,
+                () -> Instant.now().toEpochMilli() * 1000);
+        // its own thread: a long manifest load or rescan must not leave gaps in the charts
+        sampling = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "status-sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        sampling.scheduleAtFixedRate(this::sampleQuietly, 0, sampler.intervalMicros(), TimeUnit.MICROSECONDS);
+    }
+
+    private void sampleQuietly() {
+        try {
+            sampler.sample();
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "status sample failed");
+        }
     }
 
     void stop(@Observes ShutdownEvent ev) {
@@ -113,6 +136,9 @@ public class ArchiveServer {
             feed.close();
         }
         scheduler.shutdownNow();
+        if (sampling != null) {
+            sampling.shutdownNow();
+        }
     }
 
     private Counter blockCounter(String result) {
@@ -145,6 +171,7 @@ public class ArchiveServer {
 
                 @Override
                 public void onConnected(FeedFrame.Subscribed s) {
+                    lifecycle.subscribed(s);
                     lifecycle.feedConnected(true);
                 }
 
@@ -159,14 +186,20 @@ public class ArchiveServer {
     }
 
     void onFeedFrame(FeedFrame f) {
-        if (f instanceof FeedFrame.SegmentSealed s) {
+        if (f instanceof FeedFrame.Event e) {
+            lifecycle.event(e.seq(), e.witnessedAt());
+        } else if (f instanceof FeedFrame.Watermark w) {
+            lifecycle.watermark(w.durableSeq());
+        } else if (f instanceof FeedFrame.SegmentSealed s) {
             refreshOnScheduler(s.name());
         } else if (f instanceof FeedFrame.SegmentRewritten s) {
             refreshOnScheduler(s.name());
         } else if (f instanceof FeedFrame.Phase p) {
-            lifecycle.phase(p.phase());
+            lifecycle.phase(p);
         } else if (f instanceof FeedFrame.CompactionDeadline d) {
             lifecycle.compaction(d);
+        } else if (f instanceof FeedFrame.ImportStatus i) {
+            lifecycle.importStatus(i);
         } else if (f instanceof FeedFrame.BackfillProgress p) {
             lifecycle.backfill(p);
         } else if (f instanceof FeedFrame.Heartbeat h) {
@@ -187,11 +220,8 @@ public class ArchiveServer {
     void routes(@Observes Router router) {
         router.route().order(-10).handler(this::timed);
         router.route("/").handler(ctx -> page(ctx, "text/html; charset=utf-8", StatusPage.landing()));
-        router.route("/status").handler(ctx -> {
-            ctx.response().putHeader("Cache-Control", "no-store")
-                    .putHeader("X-Status-Generated-At", Instant.now().toString());
-            page(ctx, "text/html; charset=utf-8", StatusPage.render(lifecycle, store));
-        });
+        router.route("/status").blockingHandler(ctx -> status(ctx, false), false);
+        router.route("/status.json").blockingHandler(ctx -> status(ctx, true), false);
         router.route("/xrpc/*").handler(this::collectBody);
         router.route("/xrpc/*").blockingHandler(this::xrpc, false);
     }
@@ -200,13 +230,66 @@ public class ArchiveServer {
         long t0 = System.nanoTime();
         String path = ctx.request().path();
         String handler = path.equals("/") ? "root" : path.equals("/status") ? "status"
+                : path.equals("/status.json") ? "status.json"
                 : path.startsWith("/xrpc/") ? "xrpc/" : "other";
         String method = ctx.request().method().name();
-        ctx.addEndHandler(v -> Timer.builder("jetstream.http.request.duration")
+        ctx.addEndHandler(v -> Timer.builder("jetstream.http.request.duration").serviceLevelObjectives(HTTP_BUCKETS)
                 .tag("handler", handler).tag("method", method)
                 .tag("code", Integer.toString(ctx.response().getStatusCode()))
                 .register(metrics).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS));
         ctx.next();
+    }
+
+    /**
+     * {@code /status} (HTML) and {@code /status.json}: the latest snapshot, or {@code ?snapshot=N}
+     * while it is retained; {@code account}, {@code did} or {@code handle} add an account lookup.
+     */
+    private void status(RoutingContext ctx, boolean json) {
+        try {
+            renderStatus(ctx, json);
+        } catch (RuntimeException e) {
+            // facts §5.1: a snapshot failure is a 503 with a small page, never a stack trace
+            LOG.warnf(e, "status snapshot failed");
+            if (!ctx.response().headWritten()) {
+                ctx.response().setStatusCode(503).putHeader("Cache-Control", "no-store");
+                page(ctx, "text/html; charset=utf-8",
+                        "<!doctype html><html><body><h1>status unavailable</h1><p>the snapshot failed; retry</p></body></html>\n");
+            }
+        }
+    }
+
+    private void renderStatus(RoutingContext ctx, boolean json) {
+        StatusSampler.Snapshot snap = sampler.snapshot();
+        String want = ctx.request().getParam("snapshot");
+        if (want != null) {
+            long id;
+            try {
+                id = Long.parseLong(want);
+            } catch (NumberFormatException e) {
+                id = -1;
+            }
+            snap = id < 0 ? null : sampler.byId(id);
+            if (snap == null) {
+                ctx.response().setStatusCode(404).putHeader("Cache-Control", "no-store");
+                page(ctx, "text/plain; charset=utf-8", "snapshot " + want + " is not held (recent ones only)\n");
+                return;
+            }
+        }
+        Map<String, Object> lookup = AccountLookup.run(store, ctx.request().getParam("did"),
+                ctx.request().getParam("handle"), ctx.request().getParam("account"));
+        ctx.response().putHeader("Cache-Control", "no-store")
+                .putHeader("X-Status-Generated-At", Instant.ofEpochSecond(0, snap.atMicros() * 1000).toString())
+                .putHeader("X-Status-Snapshot", Long.toString(snap.id()));
+        if (json) {
+            Map<String, Object> tree = snap.tree();
+            if (lookup != null) {
+                tree = new java.util.LinkedHashMap<>(tree);
+                tree.put("lookup", lookup);
+            }
+            page(ctx, "application/json", StatusJson.write(tree));
+        } else {
+            page(ctx, "text/html; charset=utf-8", StatusPage.render(snap, lookup));
+        }
     }
 
     private static void page(RoutingContext ctx, String type, String html) {

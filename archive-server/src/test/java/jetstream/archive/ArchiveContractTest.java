@@ -256,7 +256,8 @@ class ArchiveContractTest {
         HttpResponse<byte[]> s = http.get("/status");
         assertEquals(200, s.statusCode());
         assertEquals("no-store", Http.header(s, "Cache-Control"));
-        assertTrue(Http.text(s).contains("steady_state (standalone)"), Http.text(s));
+        assertTrue(Http.text(s).contains("data-field=\"phase.current\" data-value=\"&quot;steady_state&quot;\"")
+                && Http.text(s).contains("data-field=\"feed.standalone\" data-value=\"true\""), Http.text(s));
         assertTrue(Http.header(s, "X-Status-Generated-At") != null);
         assertEquals(200, http.head("/status").statusCode());
         assertEquals(405, http.post("/status", "").statusCode());

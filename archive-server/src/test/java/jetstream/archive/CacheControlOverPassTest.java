@@ -121,7 +121,7 @@ class CacheControlOverPassTest {
                 long start = now();
                 send(ch, new FeedFrame.CompactionDeadline(start, 0, start, 0, 1));
                 await(http, "during", a -> a >= 295 && a <= 300);
-                assertTrue(Http.text(http.get("/status")).contains("pass running since"));
+                assertTrue(Http.text(http.get("/status.json")).contains("\"runningSince\":\""), "the status page shows the running pass");
 
                 // the pass rewrites the file (drops every materialization row of even seq)
                 SegmentRewriter.Result r = SegmentRewriter.compact(SegmentIO.PRODUCTION, seg, (v, i) -> {

@@ -87,7 +87,7 @@ class ReadinessGateTest {
         assertEquals(200, http.get("/").statusCode());
         HttpResponse<byte[]> status = http.get("/status");
         assertEquals(200, status.statusCode());
-        assertTrue(Http.text(status).contains("no ingester feed"), Http.text(status));
+        assertTrue(Http.text(http.get("/status.json")).contains("\"connected\":false"), Http.text(status));
 
         Path sock = DATA.resolve("run").resolve("feed.sock");
         Files.createDirectories(sock.getParent());

@@ -192,6 +192,12 @@ class ChartTest {
         assertVolumes(custom, "archive-disk", "/var/lib/jetstream");
         assertVolumes(existingSecret, "js-jetstream-data", "/data");
         assertTrue(custom.all(PersistentVolumeClaim.class).isEmpty(), "existingClaim: the chart creates no claim");
+        Container gw = Rendered.only(defaults.get(Deployment.class, "jetstream-gateway").getSpec().getTemplate());
+        assertEquals("/data/run", gw.getVolumeMounts().get(1).getMountPath(), "publishStats (default): run is writable");
+        assertEquals("metadata.name", gw.getEnv().stream().filter(e -> e.getName().equals("JETSTREAM_GATEWAY_ID"))
+                .findFirst().orElseThrow().getValueFrom().getFieldRef().getFieldPath(), "the stats file is named by the pod");
+        Container gwOff = Rendered.only(custom.get(Deployment.class, "prod-jetstream-gateway").getSpec().getTemplate());
+        assertEquals(2, gwOff.getVolumeMounts().size(), "publishStats=false: no writable mount");
     }
 
     @Test
@@ -334,7 +340,9 @@ class ChartTest {
         // Only the ingester (the writer, where the import runs) holds the token.
         for (Rendered r : List.of(custom, existingSecret)) {
             for (Deployment d : r.all(Deployment.class)) {
-                assertTrue(Rendered.only(d.getSpec().getTemplate()).getEnv().isEmpty(), d.getMetadata().getName());
+                assertTrue(Rendered.only(d.getSpec().getTemplate()).getEnv().stream()
+                        .noneMatch(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null),
+                        d.getMetadata().getName());
             }
         }
     }
@@ -494,14 +502,24 @@ class ChartTest {
                 .findFirst().orElseThrow().getData().get("JETSTREAM_DATA_DIR");
         assertEquals(mountPath, dataDir);
         for (PodTemplateSpec t : r.podTemplates().values()) {
-            boolean writer = "ingester".equals(t.getMetadata().getLabels().get("app.kubernetes.io/component"));
+            String component = t.getMetadata().getLabels().get("app.kubernetes.io/component");
+            boolean writer = "ingester".equals(component);
             Container c = Rendered.only(t);
             VolumeMount m = mount(c, mountPath);
             Volume v = volume(t.getSpec(), m.getName());
             assertEquals(claim, v.getPersistentVolumeClaim().getClaimName());
             assertEquals(!writer, Boolean.TRUE.equals(m.getReadOnly()), c.getName() + " mount read-only");
-            assertEquals(!writer, Boolean.TRUE.equals(v.getPersistentVolumeClaim().getReadOnly()), c.getName());
-            assertEquals(2, c.getVolumeMounts().size(), c.getName() + " mounts only data and /tmp");
+            // a gateway publishing its stats writes <data>/run only (a second, writable mount of that subPath)
+            boolean runMount = c.getVolumeMounts().stream().anyMatch(x -> x.getMountPath().equals(mountPath + "/run"));
+            if (runMount) {
+                VolumeMount run = mount(c, mountPath + "/run");
+                assertEquals("gateway", component);
+                assertEquals("run", run.getSubPath());
+                assertEquals(m.getName(), run.getName());
+                assertFalse(Boolean.TRUE.equals(run.getReadOnly()));
+            }
+            assertEquals(!writer && !runMount, Boolean.TRUE.equals(v.getPersistentVolumeClaim().getReadOnly()), c.getName());
+            assertEquals(runMount ? 3 : 2, c.getVolumeMounts().size(), c.getName() + " mounts only data (and run) and /tmp");
         }
     }
 

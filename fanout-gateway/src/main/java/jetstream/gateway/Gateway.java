@@ -65,12 +65,57 @@ public class Gateway {
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
     private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
     private long sweeper = -1;
+    private GatewayStatsFile stats;
+    private volatile String httpAddress = "";
 
     void onStart(@Observes StartupEvent ev) {
         EnvGuard.check(System.getenv());
         jetstream.config.LogFormat.apply(System.getenv());
         init();
         startFeed();
+        startStats();
+    }
+
+    /** The subscriber counts the archive-server's status page shows (see {@link GatewayStatsFile}). */
+    void startStats() {
+        GatewayStatsFile.Source src = new GatewayStatsFile.Source() {
+            @Override
+            public long subscribers() {
+                long n = 0;
+                for (SubscribeMetrics.Compression c : SubscribeMetrics.Compression.values()) {
+                    n += metrics.subscribers(c);
+                }
+                return n;
+            }
+
+            @Override
+            public long subscribers(SubscribeMetrics.Compression c) {
+                return metrics.subscribers(c);
+            }
+
+            @Override
+            public boolean feedConnected() {
+                return feedConnected;
+            }
+
+            @Override
+            public String address() {
+                return httpAddress;
+            }
+        };
+        stats = new GatewayStatsFile(Path.of(config.dataDir(), "run"),
+                config.gatewayId().filter(s -> !s.isBlank()).orElseGet(GatewayStatsFile::defaultId), src,
+                () -> System.currentTimeMillis() * 1000);
+        stats.start();
+    }
+
+    /** Quarkus fires this asynchronously once the public listener is bound. */
+    void onHttpStart(@jakarta.enterprise.event.ObservesAsync io.quarkus.vertx.http.HttpServerStart ev) {
+        httpAddress = ev.options().getHost() + ":" + ev.options().getPort();
+    }
+
+    GatewayStatsFile stats() {
+        return stats;
     }
 
     synchronized void init() {
@@ -150,6 +195,9 @@ public class Gateway {
             LOG.infof("shutting down: going-away close to %d subscribers", subscribers.size());
         }
         shuttingDown = true;
+        if (stats != null) {
+            stats.close();
+        }
         for (Subscriber s : subscribers) {
             s.close(1001, "server shutting down");
         }

@@ -1,6 +1,7 @@
 package jetstream.gateway;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -64,4 +65,10 @@ public interface GatewayConfig {
     /** {@code JETSTREAM_CLIENT_IP_HEADER}: the header a trusted proxy puts the client IP in. */
     @WithDefault("X-Forwarded-For")
     String clientIpHeader();
+
+    /**
+     * {@code JETSTREAM_GATEWAY_ID}: names this gateway's stats file {@code <data-dir>/run/gateway-<id>.json}
+     * on the status page; default {@code <hostname>-<pid>} (gateway-specific).
+     */
+    Optional<String> gatewayId();
 }

@@ -37,6 +37,6 @@ class EnvGuardTest {
     void oneEnvironmentServesEveryProcess() {
         assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_INGEST_VERIFY", "true",
                 "JETSTREAM_ARCHIVE_STANDALONE", "false", "JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP", "4194304",
-                "JETSTREAM_COMPACTION_CACHE_GRACE", "5m")));
+                "JETSTREAM_COMPACTION_CACHE_GRACE", "5m", "JETSTREAM_STATUS_SAMPLE_INTERVAL", "5s", "JETSTREAM_GATEWAY_ID", "gw-1")));
     }
 }

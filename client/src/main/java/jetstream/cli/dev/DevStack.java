@@ -202,6 +202,8 @@ public final class DevStack implements AutoCloseable {
                 env.put("QUARKUS_HTTP_HOST", cfg.host());
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
                 env.put("JETSTREAM_DATA_DIR", data);
+                // the status page lists the gateways by these names (data/run/gateway-<id>.json)
+                env.put("JETSTREAM_GATEWAY_ID", name);
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             default -> {
