@@ -289,6 +289,16 @@ public final class BackfillEngine implements AutoCloseable {
     }
 
     /**
+     * Whether a first listHosts answer says the upstream is a PDS, not a relay: an unknown method
+     * (501 / MethodNotImplemented), or 401 as the reference PDS answers it (it proxies methods it
+     * does not serve and asks for auth; a relay serves listHosts publicly).
+     */
+    static boolean answersLikeAPds(Xrpc.Answer a) {
+        return a.outcome() == Xrpc.Outcome.NOT_IMPLEMENTED
+                || a.outcome() == Xrpc.Outcome.BAD_RESPONSE && a.error() != null && a.error().startsWith("http 401");
+    }
+
+    /**
      * The eligible roster: listHosts paginated, each hostname checked, banned hosts excluded, the
      * cap applied, every eligible host's row upserted. In direct-PDS mode, the upstream alone.
      */
@@ -302,13 +312,13 @@ public final class BackfillEngine implements AutoCloseable {
             while (!closed) {
                 Xrpc.Answer a = xrpc.listHosts(upstream.url(), cursor);
                 Xrpc.HostPage page = a.outcome() == Xrpc.Outcome.OK ? Xrpc.parseHosts(a.body()) : null;
-                if (a.outcome() == Xrpc.Outcome.NOT_IMPLEMENTED && out.isEmpty() && cursor.isEmpty()) {
+                if (answersLikeAPds(a) && out.isEmpty() && cursor.isEmpty()) {
                     if (settings.upstreamMode() == BackfillSettings.UpstreamMode.RELAY) {
                         throw new IllegalStateException("the upstream " + upstream.url() + " does not implement"
                                 + " com.atproto.sync.listHosts, and JETSTREAM_UPSTREAM_MODE=relay: set it to pds (or auto)"
                                 + " to backfill this single PDS");
                     }
-                    LOG.infof("backfill: %s answers listHosts like an unknown method: direct-PDS mode, the upstream is"
+                    LOG.infof("backfill: %s answers listHosts like a PDS: direct-PDS mode, the upstream is"
                             + " the only host", upstream.url());
                     direct = true;
                     break;

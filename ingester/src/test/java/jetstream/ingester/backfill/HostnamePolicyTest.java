@@ -2,6 +2,8 @@ package jetstream.ingester.backfill;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import org.junit.jupiter.api.Test;
@@ -109,5 +111,15 @@ class HostnamePolicyTest {
         assertEquals("loopback", STRICT.checkAddresses(new InetAddress[] {lo}));
         assertNull(DEV.checkAddresses(new InetAddress[] {lo}));
         assertEquals("cgnat", DEV.checkAddresses(new InetAddress[] {cgnat}));
+    }
+
+    /** The first listHosts answer that switches auto mode to direct-PDS: 501 (our simulator), 401 (the reference PDS). */
+    @Test
+    void listHostsAnswersThatMeanAPds() {
+        assertTrue(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.NOT_IMPLEMENTED, "MethodNotImplemented")));
+        assertTrue(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 401 AuthMissing")));
+        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 500 InternalServerError")));
+        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.RATE_LIMITED, "RateLimitExceeded")));
+        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "io: ConnectException")));
     }
 }
