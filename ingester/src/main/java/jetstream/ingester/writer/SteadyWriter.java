@@ -186,6 +186,9 @@ public final class SteadyWriter implements AutoCloseable {
                     process(s);
                 }
                 segments.tick();
+                if (!staged.isEmpty() && segments.pendingEvents() == 0) {
+                    commitStaged();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -247,6 +250,21 @@ public final class SteadyWriter implements AutoCloseable {
         activeBytes = segments.active().blockBytes();
         log.advanceDurable(maxSeq);
         sealStartNanos = System.nanoTime();
+    }
+
+    /**
+     * Metadata staged while no row waits in the pending block (every appended row is already
+     * durable, e.g. a backfill status or host cursor with no rows of its own): nothing to fsync
+     * first, so it commits now instead of waiting for the next block.
+     */
+    private void commitStaged() {
+        try (MetaStore.Batch b = store.batch()) {
+            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
+                b.put(e.getKey(), e.getValue());
+            }
+            b.commit();
+        }
+        staged.clear();
     }
 
     private void sealed(Path file, SegmentSealer.Result r) {

@@ -1,0 +1,186 @@
+package jetstream.ingester.backfill;
+
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+import org.jboss.logging.Logger;
+
+/**
+ * The steady-state failed-repo retry loop (spec §4.3, facts §10.4): every
+ * {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL} (and once at start), each {@code failed} row whose
+ * {@code next_attempt_at} has passed is replaced whole from its roster PDS (through the dev host
+ * map when set; a row without a PDS goes to the upstream's getRepo) as a kind 6 row plus kind 7
+ * rows. Failures back off durably: {@code interval × 2^(retry_count-1)} capped at
+ * {@code JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY}. A host that is unreachable or keeps
+ * rate-limiting parks for the rest of the pass: its other candidates are skipped, not failed.
+ * Bounded by {@code _WORKERS} in all and {@code _HOST_WORKERS} per host. {@code pending} rows are
+ * not eligible (only the merge's pending pass handles them).
+ */
+public final class FailedRepoRetrier implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(FailedRepoRetrier.class);
+
+    private final BackfillSettings settings;
+    private final MetaStore store;
+    private final BackfillMetrics bm;
+    private final Upstream upstream;
+    private final WholeRepoReplacer replacer;
+    private final ExecutorService workers;
+    private final Thread loop;
+    private volatile boolean closed;
+
+    /** Outcome counts of one pass. */
+    public record Pass(int candidates, int complete, int unavailable, int failed, int skippedHostParked) {}
+
+    public FailedRepoRetrier(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer,
+                             IngestMetrics metrics, UnaryOperator<String> pdsRoute) {
+        this.settings = s;
+        this.store = store;
+        this.bm = BackfillMetrics.of(metrics.registry());
+        this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
+        HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
+        Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target));
+        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics), writer, bm, s.retryInterval(),
+                s.retryMaxDelay());
+        this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {
+            Thread t = new Thread(r, "failed-repo-retry");
+            t.setDaemon(true);
+            return t;
+        });
+        this.loop = new Thread(this::loop, "failed-repo-retrier");
+        this.loop.setDaemon(true);
+    }
+
+    /** Starts the periodic loop; an interval of 0 disables it (the reference's meaning). */
+    public void start() {
+        if (settings.retryInterval().isZero()) {
+            LOG.info("failed-repo retry disabled (JETSTREAM_FAILED_REPO_RETRY_INTERVAL=0)");
+            return;
+        }
+        loop.start();
+    }
+
+    private void loop() {
+        try {
+            while (!closed) {
+                Pass p = runPass();
+                if (p.candidates() > 0) {
+                    LOG.infof("failed-repo retry pass: %d candidates, %d complete, %d unavailable, %d failed again,"
+                            + " %d skipped (host parked)", p.candidates(), p.complete(), p.unavailable(), p.failed(),
+                            p.skippedHostParked());
+                }
+                Thread.sleep(settings.retryInterval().toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One pass over the eligible failed rows, now. */
+    public Pass runPass() throws InterruptedException {
+        bm.retryPasses.increment();
+        Instant now = Instant.now();
+        Map<String, List<RepoStatus>> byHost = new LinkedHashMap<>();
+        int candidates = 0;
+        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
+            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
+                    StandardCharsets.UTF_8);
+            RepoStatus r = RepoStatus.parse(did, kv[1]);
+            if (r.status() == RepoStatus.Status.FAILED && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now))) {
+                byHost.computeIfAbsent(r.pds(), k -> new ArrayList<>()).add(r);
+                candidates++;
+            }
+        }
+        bm.retryCandidates.increment(candidates);
+        Set<String> parked = ConcurrentHashMap.newKeySet();
+        int[] tally = new int[4];
+        List<Future<?>> tasks = new ArrayList<>();
+        for (Map.Entry<String, List<RepoStatus>> e : byHost.entrySet()) {
+            String host = e.getKey();
+            Semaphore hostSlots = new Semaphore(settings.retryHostWorkers());
+            String base = upstream.baseFor(host);
+            for (RepoStatus r : e.getValue()) {
+                tasks.add(workers.submit(() -> {
+                    hostSlots.acquire();
+                    try {
+                        if (closed) {
+                            return null;
+                        }
+                        if (parked.contains(host)) {
+                            bm.retrySkippedHostParked.increment();
+                            count(tally, 3);
+                            return null;
+                        }
+                        bm.retryAttempts.increment();
+                        WholeRepoReplacer.Outcome o = replacer.replace(r, base, 1);
+                        switch (o) {
+                            case COMPLETE -> {
+                                bm.retrySucceeded.increment();
+                                count(tally, 0);
+                            }
+                            case UNAVAILABLE -> count(tally, 1);
+                            case FAILED -> {
+                                bm.retryFailed.increment();
+                                count(tally, 2);
+                            }
+                            case HOST_PARKED -> {
+                                parked.add(host);
+                                bm.retrySkippedHostParked.increment();
+                                count(tally, 3);
+                            }
+                        }
+                    } finally {
+                        hostSlots.release();
+                    }
+                    return null;
+                }));
+            }
+        }
+        for (Future<?> f : tasks) {
+            try {
+                f.get();
+            } catch (java.util.concurrent.ExecutionException ex) {
+                if (ex.getCause() instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw new IllegalStateException(ex.getCause());
+            }
+        }
+        return new Pass(candidates, tally[0], tally[1], tally[2], tally[3]);
+    }
+
+    private static void count(int[] tally, int i) {
+        synchronized (tally) {
+            tally[i]++;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        loop.interrupt();
+        workers.shutdownNow();
+        try {
+            loop.join(10_000);
+            workers.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,337 @@
+package jetstream.ingester.backfill;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The three sync calls the backfill makes ({@code listHosts}, {@code listRepos}, {@code getRepo}),
+ * with every answer classified for the retry and parking policy. Upstream JSON is untrusted: an
+ * unparseable page is a {@link Outcome#BAD_RESPONSE}, never an exception. Bodies are bounded.
+ */
+final class Xrpc {
+    static final JsonFactory JSON = new JsonFactory();
+    /** Bound on a listHosts/listRepos page body (1000 entries of ~200 bytes, with room to spare). */
+    static final int MAX_PAGE_BYTES = 8 << 20;
+    /** Bound on one repository CAR held in memory. */
+    static final long MAX_CAR_BYTES = Integer.MAX_VALUE - 64;
+    /** Longest a rate-limit park honours {@code ratelimit-reset}: a hostile value must not stall a host for days. */
+    static final Duration MAX_RATE_LIMIT_PARK = Duration.ofMinutes(5);
+
+    enum Outcome {
+        OK,
+        /** 429: park the host until the reset time; not the repo's or host's fault. */
+        RATE_LIMITED,
+        /** The host cannot be reached at all (refused, unresolved, connect timeout). */
+        HOST_UNREACHABLE,
+        /** The repo exists but cannot be fetched: terminal ({@code unavailable}). */
+        REPO_UNAVAILABLE,
+        /** The method is not implemented (a PDS asked for listHosts). */
+        NOT_IMPLEMENTED,
+        /** Anything else: 5xx, other 4xx, I/O error mid-body, bad JSON or CAR. Worth one retry. */
+        BAD_RESPONSE
+    }
+
+    /** A classified answer; {@code body} only for OK; {@code retryAfterMillis} for RATE_LIMITED. */
+    record Answer(Outcome outcome, byte[] body, String error, long retryAfterMillis) {
+        static Answer of(Outcome o, String error) {
+            return new Answer(o, null, error, 0);
+        }
+    }
+
+    record Host(String hostname, String status, long accountCount, long seq) {}
+
+    record HostPage(List<Host> hosts, String cursor) {}
+
+    record Repo(String did, boolean active, String status, String rev) {}
+
+    record RepoPage(List<Repo> repos, String cursor) {}
+
+    /** Redirects followed by hand, each target checked (a relay may redirect getRepo to the PDS). */
+    static final int MAX_REDIRECTS = 3;
+
+    private final HttpClient http;
+    private final Duration pageTimeout;
+    private final Duration repoTimeout;
+    private final java.util.function.Predicate<URI> redirectAllowed;
+
+    /**
+     * @param redirectAllowed whether a redirect target may be dialled; a client that follows
+     *     redirects itself is replaced by one that does not, so no target escapes this check
+     */
+    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
+        this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
+                : HttpClient.newBuilder().connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
+                        .followRedirects(HttpClient.Redirect.NEVER).build();
+        this.pageTimeout = pageTimeout;
+        this.repoTimeout = repoTimeout;
+        this.redirectAllowed = redirectAllowed;
+    }
+
+    Answer listHosts(String base, String cursor) throws InterruptedException {
+        return get(base, "com.atproto.sync.listHosts?limit=1000" + cursorParam(cursor), pageTimeout, MAX_PAGE_BYTES);
+    }
+
+    Answer listRepos(String base, String cursor, int limit) throws InterruptedException {
+        return get(base, "com.atproto.sync.listRepos?limit=" + limit + cursorParam(cursor), pageTimeout, MAX_PAGE_BYTES);
+    }
+
+    Answer getRepo(String base, String did) throws InterruptedException {
+        return get(base, "com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8), repoTimeout,
+                MAX_CAR_BYTES);
+    }
+
+    private static String cursorParam(String cursor) {
+        return cursor == null || cursor.isEmpty() ? "" : "&cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8);
+    }
+
+    private Answer get(String base, String pathAndQuery, Duration timeout, long maxBytes) throws InterruptedException {
+        String b = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        URI uri;
+        try {
+            uri = URI.create(b + "/xrpc/" + pathAndQuery);
+        } catch (IllegalArgumentException e) {
+            return Answer.of(Outcome.HOST_UNREACHABLE, "bad_url");
+        }
+        for (int hop = 0; ; hop++) {
+            Object r = send(uri, timeout, maxBytes);
+            if (r instanceof Answer a) {
+                return a;
+            }
+            URI next = (URI) r;
+            if (hop >= MAX_REDIRECTS || next.getHost() == null
+                    || !("https".equals(next.getScheme()) || "http".equals(next.getScheme())) || !redirectAllowed.test(next)) {
+                return Answer.of(Outcome.BAD_RESPONSE, "redirect_refused");
+            }
+            uri = next;
+        }
+    }
+
+    /** The classified answer, or the URI a redirect points to. */
+    private Object send(URI uri, Duration timeout, long maxBytes) throws InterruptedException {
+        HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
+        HttpResponse<InputStream> resp;
+        try {
+            resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (ConnectException | HttpConnectTimeoutException | UnresolvedAddressException e) {
+            return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getClass().getSimpleName());
+        } catch (IOException e) {
+            if (e.getCause() instanceof ConnectException || e.getCause() instanceof UnresolvedAddressException) {
+                return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getCause().getClass().getSimpleName());
+            }
+            return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
+        }
+        byte[] body;
+        try (InputStream in = resp.body()) {
+            body = readBounded(in, resp.headers().firstValueAsLong("content-length").orElse(-1), maxBytes);
+        } catch (IOException e) {
+            return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
+        }
+        if (body == null) {
+            return Answer.of(Outcome.BAD_RESPONSE, "body_too_large");
+        }
+        int status = resp.statusCode();
+        if (status >= 301 && status <= 308 && status != 304 && status != 305 && status != 306) {
+            var loc = resp.headers().firstValue("location");
+            if (loc.isEmpty()) {
+                return Answer.of(Outcome.BAD_RESPONSE, "http " + status + " without location");
+            }
+            try {
+                return uri.resolve(loc.get());
+            } catch (IllegalArgumentException e) {
+                return Answer.of(Outcome.BAD_RESPONSE, "bad redirect location");
+            }
+        }
+        if (status == 200) {
+            return new Answer(Outcome.OK, body, null, 0);
+        }
+        String error = errorName(body);
+        if (status == 429) {
+            return new Answer(Outcome.RATE_LIMITED, null, "RateLimitExceeded", retryAfter(resp));
+        }
+        if ("MethodNotImplemented".equals(error) || status == 501) {
+            return Answer.of(Outcome.NOT_IMPLEMENTED, "MethodNotImplemented");
+        }
+        if (status == 400 || status == 404) {
+            if (error != null && switch (error) {
+                case "RepoNotFound", "RepoDeactivated", "RepoTakendown", "RepoSuspended" -> true;
+                default -> false;
+            }) {
+                return Answer.of(Outcome.REPO_UNAVAILABLE, error);
+            }
+        }
+        return Answer.of(Outcome.BAD_RESPONSE, "http " + status + (error == null ? "" : " " + error));
+    }
+
+    /** The body, or null when it exceeds {@code max}; the declared length is checked before reading. */
+    private static byte[] readBounded(InputStream in, long declared, long max) throws IOException {
+        if (declared > max) {
+            return null;
+        }
+        if (declared >= 0) {
+            byte[] b = in.readNBytes((int) declared);
+            if (b.length != declared) {
+                throw new IOException("body shorter than its content-length");
+            }
+            return b;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        byte[] buf = new byte[64 << 10];
+        long total = 0;
+        for (int n; (n = in.read(buf)) > 0; ) {
+            total += n;
+            if (total > max) {
+                return null;
+            }
+            out.write(buf, 0, n);
+        }
+        return out.toByteArray();
+    }
+
+    /** Milliseconds until {@code ratelimit-reset} (epoch seconds) or {@code retry-after}, capped; 1 s when absent. */
+    private static long retryAfter(HttpResponse<?> resp) {
+        long now = System.currentTimeMillis();
+        long wait = 1000;
+        var reset = resp.headers().firstValue("ratelimit-reset");
+        var retry = resp.headers().firstValue("retry-after");
+        try {
+            if (reset.isPresent()) {
+                wait = Long.parseLong(reset.get().trim()) * 1000 - now;
+            } else if (retry.isPresent()) {
+                wait = Long.parseLong(retry.get().trim()) * 1000;
+            }
+        } catch (NumberFormatException e) {
+            wait = 1000;
+        }
+        return Math.max(100, Math.min(wait, MAX_RATE_LIMIT_PARK.toMillis()));
+    }
+
+    /** The {@code error} of an XRPC error envelope, or null. */
+    static String errorName(byte[] body) {
+        try (JsonParser p = JSON.createParser(body)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken t = p.nextToken();
+                if (name.equals("error") && t == JsonToken.VALUE_STRING) {
+                    String e = p.getText();
+                    return e.length() > 64 ? e.substring(0, 64) : e;
+                }
+                p.skipChildren();
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** {@code {cursor?, hosts:[{hostname, seq, accountCount, status}]}}; null when malformed. */
+    static HostPage parseHosts(byte[] body) {
+        try (JsonParser p = JSON.createParser(body)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            String cursor = null;
+            List<Host> hosts = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken t = p.nextToken();
+                if (name.equals("cursor") && t == JsonToken.VALUE_STRING) {
+                    cursor = p.getText();
+                } else if (name.equals("hosts") && t == JsonToken.START_ARRAY) {
+                    hosts = new ArrayList<>();
+                    while (p.nextToken() == JsonToken.START_OBJECT) {
+                        String hostname = null;
+                        String status = "";
+                        long count = 0;
+                        long seq = 0;
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            String f = p.currentName();
+                            JsonToken v = p.nextToken();
+                            if (f.equals("hostname") && v == JsonToken.VALUE_STRING) {
+                                hostname = p.getText();
+                            } else if (f.equals("status") && v == JsonToken.VALUE_STRING) {
+                                status = p.getText();
+                            } else if (f.equals("accountCount") && v == JsonToken.VALUE_NUMBER_INT) {
+                                count = p.getLongValue();
+                            } else if (f.equals("seq") && v == JsonToken.VALUE_NUMBER_INT) {
+                                seq = p.getLongValue();
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                        hosts.add(new Host(hostname, status, count, seq));
+                    }
+                } else {
+                    p.skipChildren();
+                }
+            }
+            return hosts == null ? null : new HostPage(hosts, cursor);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** {@code {cursor?, repos:[{did, head, rev, active, status?}]}}; null when malformed. */
+    static RepoPage parseRepos(byte[] body) {
+        try (JsonParser p = JSON.createParser(body)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            String cursor = null;
+            List<Repo> repos = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken t = p.nextToken();
+                if (name.equals("cursor") && t == JsonToken.VALUE_STRING) {
+                    cursor = p.getText();
+                } else if (name.equals("repos") && t == JsonToken.START_ARRAY) {
+                    repos = new ArrayList<>();
+                    while (p.nextToken() == JsonToken.START_OBJECT) {
+                        String did = null;
+                        boolean active = true;
+                        String status = "";
+                        String rev = "";
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            String f = p.currentName();
+                            JsonToken v = p.nextToken();
+                            if (f.equals("did") && v == JsonToken.VALUE_STRING) {
+                                did = p.getText();
+                            } else if (f.equals("active") && (v == JsonToken.VALUE_TRUE || v == JsonToken.VALUE_FALSE)) {
+                                active = v == JsonToken.VALUE_TRUE;
+                            } else if (f.equals("status") && v == JsonToken.VALUE_STRING) {
+                                status = p.getText();
+                            } else if (f.equals("rev") && v == JsonToken.VALUE_STRING) {
+                                rev = p.getText();
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                        repos.add(new Repo(did, active, status, rev));
+                    }
+                } else {
+                    p.skipChildren();
+                }
+            }
+            return repos == null ? null : new RepoPage(repos, cursor);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}
