@@ -36,8 +36,8 @@ public final class Main {
         register("dev", jetstream.cli.dev.DevCommand.USAGE,
                 "run the whole system locally (simulator, ingester, archive, 2 gateways, front door)",
                 args -> new jetstream.cli.dev.DevCommand(System.out).run(args));
-        register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--addr 127.0.0.1:6008]",
-                "one address for everything: routes by path to the gateways and the archive-server",
+        register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--ingester host:port] [--addr 127.0.0.1:6008]",
+                "one address for everything: routes by path to the gateways, the archive-server and (imports) the ingester",
                 jetstream.cli.dev.FrontDoor::main);
 
         register("subscribe", ClientCommands.SUBSCRIBE_USAGE,

@@ -71,6 +71,17 @@ public interface IngesterConfig {
 
     Ingest ingest();
 
+    TimestampImport timestampImport();
+
+    /** The operator timestamp import (spec §8.1). */
+    interface TimestampImport {
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_TOKEN}: bearer token; empty means the endpoints always answer 401. */
+        java.util.Optional<String> token();
+
+        /** {@code JETSTREAM_TIMESTAMP_IMPORT_DIR}: CSV confinement directory; empty means {@code <data-dir>/imports}. */
+        java.util.Optional<String> dir();
+    }
+
     /** The backfill engine's flags (facts §8.2), {@code JETSTREAM_BACKFILL_*}. */
     interface Backfill {
         /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}: fleet-wide in-flight getRepo. */

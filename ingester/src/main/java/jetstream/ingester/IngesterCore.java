@@ -4,13 +4,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.function.Consumer;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
@@ -18,7 +17,11 @@ import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.feed.FeedServer;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.live.LiveConsumer;
-import jetstream.ingester.store.MetaKeys;
+import jetstream.ingester.phase.Backfill;
+import jetstream.ingester.phase.MergeRepos;
+import jetstream.ingester.phase.MergeTailCompaction;
+import jetstream.ingester.phase.PhaseMachine;
+import jetstream.ingester.phase.PhaseRecord;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
@@ -26,43 +29,63 @@ import jetstream.segment.io.SegmentWriter;
 
 /**
  * The ingester's processes wired together, framework-free so tests can run it as a child process:
- * metadata store, steady writer (seq lease, readable log), feed server, and the live consumer when
- * a relay is configured. Only the steady state exists until the bootstrap issue lands: a fresh data
- * directory enters it directly when {@code startSteady} is set, any other phase is refused.
+ * metadata store, archive writer (seq lease, readable log), feed server, and the
+ * {@link PhaseMachine} that runs the persisted lifecycle phase (bootstrap with the live capture and
+ * the backfill engine, merge, steady state with the live consumer and the compactor's schedule). A fresh data directory starts
+ * in bootstrap, or directly in steady state (empty archive) when {@code startSteady} is set.
  */
 public final class IngesterCore implements AutoCloseable {
 
+    /**
+     * @param backfill builds the backfill engine on the archive writer; null without a relay (then
+     *     only steady state can run)
+     * @param repos the {@code repo/<did>} rows as merge reads them
+     * @param mergeTail the merge-tail pass; null runs the compactor's pass (nothing when compaction is disabled)
+     */
     public record Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
                            SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
-                           UnaryOperator<String> pdsRoute, Compactor.Config compaction) {
-        /** Settings with compaction disabled (tests that do not exercise it). */
-        public Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
-                        SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
-                        UnaryOperator<String> pdsRoute) {
-            this(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes, pdsRoute,
-                    Compactor.Config.disabled());
+                           UnaryOperator<String> pdsRoute, BackfillFactory backfill,
+                           Function<MetaStore, MergeRepos> repos, MergeTailCompaction mergeTail,
+                           boolean skipMergeDiscovery, Compactor.Config compaction) {
+
+        /** Steady state only (no bootstrap): development, tests and benchmarks. */
+        public static Settings steadyOnly(Path dataDir, String relayUrl, String plcUrl, boolean verify,
+                                          SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
+                                          UnaryOperator<String> pdsRoute) {
+            return new Settings(dataDir, relayUrl, plcUrl, verify, true, segments, leaseSize, logBudgetBytes, pdsRoute,
+                    null, null, MergeTailCompaction.NONE, true, Compactor.Config.disabled());
         }
+
+        /** The same settings with another compaction configuration. */
+        public Settings withCompaction(Compactor.Config c) {
+            return new Settings(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes,
+                    pdsRoute, backfill, repos, mergeTail, skipMergeDiscovery, c);
+        }
+    }
+
+    /** Builds the backfill engine once the store, the archive writer and the metrics exist. */
+    @FunctionalInterface
+    public interface BackfillFactory {
+        Backfill open(MetaStore store, SteadyWriter archive, IngestMetrics metrics, HttpClient http);
     }
 
     private final Settings settings;
     private final MetaStore store;
     private final SteadyWriter writer;
     private final FeedServer feed;
-    private final LiveConsumer live;
-    private final LifecyclePhase phase;
+    private final PhaseMachine phases;
     private final ReentrantLock rewriteLock;
     private final Compactor compactor;
 
-    private IngesterCore(Settings settings, MetaStore store, SteadyWriter writer, FeedServer feed, LiveConsumer live,
-                         LifecyclePhase phase, ReentrantLock rewriteLock, Compactor compactor) {
+    private IngesterCore(Settings settings, MetaStore store, SteadyWriter writer, FeedServer feed, PhaseMachine phases,
+                         ReentrantLock rewriteLock, Compactor compactor) {
         this.rewriteLock = rewriteLock;
         this.compactor = compactor;
         this.settings = settings;
         this.store = store;
         this.writer = writer;
         this.feed = feed;
-        this.live = live;
-        this.phase = phase;
+        this.phases = phases;
     }
 
     public static IngesterCore open(Settings s, MeterRegistry registry, Consumer<Throwable> onFatal) throws IOException {
@@ -71,37 +94,19 @@ public final class IngesterCore implements AutoCloseable {
         MetaStore store = MetaStore.open(s.dataDir());
         store.observe(metrics::storeOp);
         try {
-            long enteredAt = 0;
-            byte[] stored = store.get(MetaKeys.PHASE);
-            LifecyclePhase phase;
-            if (stored == null) {
-                if (!s.startSteady()) {
-                    throw new IllegalStateException("the data directory " + s.dataDir() + " is fresh and bootstrap is not"
-                            + " implemented yet: set JETSTREAM_INGEST_START_STEADY=true to start in steady state"
-                            + " directly against the relay (empty archive)");
+            PhaseRecord stored = PhaseRecord.load(store);
+            if (stored.phase() == LifecyclePhase.NONE) {
+                boolean canBootstrap = s.backfill() != null && s.relayUrl() != null && !s.relayUrl().isEmpty();
+                if (!s.startSteady() && !canBootstrap) {
+                    throw new IllegalStateException("the data directory " + s.dataDir() + " is fresh: bootstrap needs"
+                            + " a relay (JETSTREAM_RELAY_URL); set JETSTREAM_INGEST_START_STEADY=true to start in steady"
+                            + " state directly (empty archive)");
                 }
-                Instant now = Instant.now();
-                try (MetaStore.Batch b = store.batch()) {
-                    b.put(MetaKeys.PHASE, LifecyclePhase.STEADY_STATE.stored().getBytes(StandardCharsets.US_ASCII))
-                            .put(MetaKeys.PHASE_ENTERED_AT, now.toString().getBytes(StandardCharsets.US_ASCII)).commit();
-                }
-                phase = LifecyclePhase.STEADY_STATE;
-                enteredAt = now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
-            } else {
-                phase = LifecyclePhase.ofStored(new String(stored, StandardCharsets.US_ASCII));
-                if (phase == null) {
-                    throw new IllegalStateException("metadata key phase holds an unknown value");
-                }
-                if (phase != LifecyclePhase.STEADY_STATE) {
-                    throw new IllegalStateException("phase " + phase.stored() + " cannot be resumed by this build"
-                            + " (only steady_state is implemented)");
-                }
-                byte[] at = store.get(MetaKeys.PHASE_ENTERED_AT);
-                if (at != null) {
-                    Instant i = Instant.parse(new String(at, StandardCharsets.US_ASCII));
-                    enteredAt = i.getEpochSecond() * 1_000_000 + i.getNano() / 1000;
-                }
+                stored = PhaseMachine.enterFirstPhase(store,
+                        s.startSteady() ? LifecyclePhase.STEADY_STATE : LifecyclePhase.BOOTSTRAP);
             }
+            LifecyclePhase phase = stored.phase();
+            long enteredAt = stored.enteredAtMicros();
             FeedServer[] feedRef = new FeedServer[1];
             SteadyWriter writer = SteadyWriter.open(s.dataDir(), store, s.segments(), SegmentIO.PRODUCTION, s.leaseSize(),
                     s.logBudgetBytes(), () -> {
@@ -118,19 +123,27 @@ public final class IngesterCore implements AutoCloseable {
             if (s.compaction().enabled()) {
                 writer.observeAppends(compactor.tombstoneSet());
             }
+            MergeTailCompaction mergeTail = s.mergeTail() != null ? s.mergeTail() : () -> compactor.runPass("merge tail");
             FeedServer feed = new FeedServer(s.dataDir().resolve("run").resolve("feed.sock"), writer.log(), metrics);
             feedRef[0] = feed;
             feed.start();
-            LiveConsumer live = null;
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
+                    .followRedirects(HttpClient.Redirect.NORMAL).build();
+            Function<SteadyWriter, LiveConsumer> liveFactory = null;
+            PhaseMachine[] machine = new PhaseMachine[1];
             if (s.relayUrl() != null && !s.relayUrl().isEmpty()) {
-                HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
-                        .followRedirects(HttpClient.Redirect.NORMAL).build();
                 IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24));
-                LifecyclePhase p = phase;
-                live = new LiveConsumer(URI.create(s.relayUrl()), http, store, writer, ids, metrics, s.verify(),
-                        () -> p == LifecyclePhase.STEADY_STATE, s.pdsRoute());
-                live.start();
+                liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
+                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute());
             }
+            Backfill backfill = s.backfill() == null || liveFactory == null ? null
+                    : s.backfill().open(store, writer, metrics, http);
+            PhaseMachine phases = new PhaseMachine(new PhaseMachine.Parts(s.dataDir(), store, writer, s.segments(),
+                    SegmentIO.PRODUCTION, metrics, liveFactory, backfill, s.repos() == null ? null : s.repos().apply(store),
+                    mergeTail, s.skipMergeDiscovery(), compactor::start, onFatal),
+                    phase);
+            machine[0] = phases;
+            metrics.gauge("jetstream_ingest_phase", () -> phases.phase().code());
             metrics.gauge("jetstream_ingest_active_segment_bytes", writer::activeSegmentBytes);
             metrics.gauge("jetstream_ingest_next_seq", () -> writer.log().nextSeq());
             metrics.gauge("jetstream_ingest_readable_log_bytes", () -> writer.log().bytes());
@@ -147,8 +160,8 @@ public final class IngesterCore implements AutoCloseable {
                     return -1;
                 }
             });
-            compactor.start();
-            return new IngesterCore(s, store, writer, feed, live, phase, rewriteLock, compactor);
+            phases.start();
+            return new IngesterCore(s, store, writer, feed, phases, rewriteLock, compactor);
         } catch (RuntimeException | IOException e) {
             store.close();
             throw e;
@@ -159,16 +172,25 @@ public final class IngesterCore implements AutoCloseable {
         return writer;
     }
 
+    public MetaStore store() {
+        return store;
+    }
+
     public FeedServer feed() {
         return feed;
     }
 
+    /** The live consumer of the current phase (capture or archive), null between phases or without a relay. */
     public LiveConsumer live() {
-        return live;
+        return phases.live();
     }
 
     public LifecyclePhase phase() {
-        return phase;
+        return phases.phase();
+    }
+
+    public PhaseMachine phases() {
+        return phases;
     }
 
     public Settings settings() {
@@ -184,7 +206,10 @@ public final class IngesterCore implements AutoCloseable {
         return compactor;
     }
 
-    /** Graceful stop: the consumer first, then the writer (last block durable, lease collapsed), feed, store. */
+    /**
+     * Graceful stop: the phase machine first (live consumer, capture writer, backfill engine), then
+     * the archive writer (last block durable, lease collapsed), feed, store.
+     */
     @Override
     public void close() throws IOException {
         try {
@@ -192,9 +217,7 @@ public final class IngesterCore implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (live != null) {
-            live.close();
-        }
+        phases.close();
         writer.close();
         feed.close();
         store.close();

@@ -8,8 +8,18 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.file.Path;
+import io.vertx.ext.web.Router;
+import java.nio.file.Files;
+import java.util.function.UnaryOperator;
+import jetstream.feed.LifecyclePhase;
+import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.compaction.Compactor;
+import jetstream.ingester.importer.ImportEndpoints;
+import jetstream.ingester.importer.TimestampImporter;
+import jetstream.ingester.phase.EngineBackfill;
+import jetstream.ingester.phase.RepoStatusRows;
 import jetstream.ingester.store.MetaStore;
+import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentPersistenceException;
 import jetstream.segment.io.SegmentWriter;
 import org.jboss.logging.Logger;
@@ -27,29 +37,51 @@ public class IngesterService {
     MeterRegistry registry;
 
     private volatile IngesterCore core;
+    private volatile TimestampImporter importer;
+
+    /** The operator import endpoints on this listener (facts §5.8–§5.9; docs/decisions.md). */
+    void routes(@Observes Router router) {
+        ImportEndpoints e = new ImportEndpoints(config.timestampImport().token().orElse(""), () -> importer);
+        router.route(ImportEndpoints.IMPORT).handler(e::importTimestamps);
+        router.route(ImportEndpoints.STATUS).handler(e::getImportStatus);
+    }
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         EnvGuard.check(System.getenv());
         jetstream.config.LogFormat.apply(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
+        UnaryOperator<String> route = pdsRoute(in);
+        String relay = config.relayUrl();
+        BackfillSettings backfill = relay == null || relay.isBlank() ? null : BackfillSettings.from(config);
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in),
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), route,
+                backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new, null,
+                config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()),
                 new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
                         config.compaction().rewriteWorkers()));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
+        IngesterCore c = core;
+        java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);
+        Path importDir = configured.orElse(s.dataDir().resolve("imports"));
+        if (configured.isEmpty()) {
+            Files.createDirectories(importDir);
+        }
+        importer = TimestampImporter.open(new TimestampImporter.Context(s.dataDir(), importDir, c.store(), c.writer(),
+                SegmentIO.PRODUCTION, () -> c.phase() == LifecyclePhase.STEADY_STATE && c.writer().failure() == null,
+                c.rewriteLock(), IngesterService::fatal), registry);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
     }
 
     /** The identity route, or the development host map (announced loudly: it must never be set in production). */
-    private static java.util.function.UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
+    private static UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
         String spec = in.devHostMap().orElse("");
         String url = in.devHostMapUrl().orElse("");
         if (spec.isBlank() && url.isBlank()) {
-            return java.util.function.UnaryOperator.identity();
+            return UnaryOperator.identity();
         }
         DevHostMap map = DevHostMap.load(spec, url, java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofSeconds(30));
         LOG.warnf("DEVELOPMENT HOST MAP ACTIVE (JETSTREAM_INGEST_DEV_HOST_MAP%s): %d PDS hostnames are routed to local"
@@ -61,12 +93,22 @@ public class IngesterService {
     void onStop(@Observes ShutdownEvent ev) throws Exception {
         IngesterCore c = core;
         core = null;
+        TimestampImporter t = importer;
+        if (t != null) {
+            t.stop();
+        }
+        boolean closed = true;
         if (c != null) {
             java.time.Duration bound = jetstream.config.RootConfigSource.shutdownTimeout(config.shutdownTimeout());
-            if (!GracefulStop.closeWithin(c, bound)) {
+            closed = GracefulStop.closeWithin(c, bound);
+            if (!closed) {
                 LOG.errorf("graceful close did not finish within JETSTREAM_SHUTDOWN_TIMEOUT (%s): exiting without it;"
                         + " the next start recovers as after a crash (open lease registered as a vacancy)", bound);
             }
+        }
+        // the rule store is closed only once the writer no longer appends (it is consulted per row)
+        if (t != null && closed) {
+            t.close();
         }
     }
 

@@ -13,7 +13,7 @@ import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 
 /** Test helper: every row of {@code data/segments}, in file and block order, as feed events. */
-final class ArchiveScan {
+public final class ArchiveScan {
     private ArchiveScan() {}
 
     static FeedFrame.Event event(BlockView v, int i) {
@@ -26,7 +26,7 @@ final class ArchiveScan {
                 v.payload(i) == null ? new byte[0] : v.payload(i));
     }
 
-    static List<FeedFrame.Event> events(Path dataDir) throws IOException {
+    public static List<FeedFrame.Event> events(Path dataDir) throws IOException {
         List<FeedFrame.Event> out = new ArrayList<>();
         try (ZstdFrames zstd = new ZstdFrames()) {
             for (SegmentName.Entry e : SegmentName.scan(dataDir.resolve("segments"))) {

@@ -26,7 +26,7 @@ public final class ChildIngester {
         Path data = Path.of(args[0]);
         int perBlock = Integer.parseInt(args[1]);
         int rate = Integer.parseInt(args[2]);
-        IngesterCore.Settings s = new IngesterCore.Settings(data, "", "", false, true,
+        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, "", "", false,
                 new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 2 << 20,
                 java.util.function.UnaryOperator.identity());
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {

@@ -22,7 +22,7 @@ public final class ChildLiveIngester {
         String relay = args[1];
         int perBlock = Integer.parseInt(args[2]);
         DevHostMap hosts = DevHostMap.load("", relay + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(10));
-        IngesterCore.Settings s = new IngesterCore.Settings(data, relay, relay, true, true,
+        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, relay, relay, true,
                 new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 8 << 20, hosts);
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {
             t.printStackTrace();

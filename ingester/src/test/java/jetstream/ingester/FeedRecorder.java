@@ -88,6 +88,11 @@ final class FeedRecorder implements AutoCloseable {
         return true;
     }
 
+    /** Whether some event was confirmed durable by a watermark of its own connection. */
+    synchronized boolean confirmedAny() {
+        return !durable.isEmpty();
+    }
+
     synchronized List<FeedFrame.Event> snapshot() {
         return new ArrayList<>(events);
     }

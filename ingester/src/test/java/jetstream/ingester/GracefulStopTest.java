@@ -36,7 +36,7 @@ class GracefulStopTest {
     @Test
     void withinTheBoundThePendingBlockIsFlushedAndTheLeaseCollapsed(@TempDir Path dir) throws Exception {
         // a block that would only flush at 4096 rows or after an hour: the close must flush it
-        IngesterCore.Settings s = new IngesterCore.Settings(dir, "", "", false, true,
+        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(dir, "", "", false,
                 new SegmentWriter.Config(4096, 1 << 20, Duration.ofHours(1)), 4096, 1 << 20,
                 java.util.function.UnaryOperator.identity());
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {

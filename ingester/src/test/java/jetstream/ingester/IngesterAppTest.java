@@ -75,4 +75,41 @@ class IngesterAppTest {
         }
         assertEquals(LifecyclePhase.STEADY_STATE, service.core().phase());
     }
+
+    @TestHTTPResource("/xrpc/network.bsky.jetstream.importTimestamps")
+    URI importTimestamps;
+
+    @TestHTTPResource("/xrpc/network.bsky.jetstream.getImportStatus")
+    URI getImportStatus;
+
+    /** The import endpoints are on this listener, gated by JETSTREAM_TIMESTAMP_IMPORT_TOKEN, and run a job. */
+    @Test
+    void importEndpointsRunAJob() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        Path csv = Path.of("target/quarkus-test-data/imports/app-test.csv");
+        Files.writeString(csv, "uri,timestamp\nat://did:plc:apptest/app.bsky.feed.post/3kabc,2022-01-02T03:04:05Z\n");
+        HttpResponse<String> denied = http.send(HttpRequest.newBuilder(importTimestamps)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"path\":\"app-test.csv\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(401, denied.statusCode());
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(importTimestamps)
+                .header("Authorization", "Bearer app-test-token")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"path\":\"app-test.csv\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        String id = r.body().replaceAll(".*\"job\":\"([^\"]+)\".*", "$1");
+        String status = "";
+        for (int i = 0; i < 600 && !status.contains("\"state\":\"complete\""); i++) {
+            Thread.sleep(50);
+            status = http.send(HttpRequest.newBuilder(URI.create(getImportStatus + "?job=" + id))
+                    .header("Authorization", "Bearer app-test-token").build(), HttpResponse.BodyHandlers.ofString()).body();
+        }
+        assertTrue(status.contains("\"state\":\"complete\"") && status.contains("\"rowsValid\":1,"), status);
+        String m = get(metrics).body();
+        for (String name : new String[] {"jetstream_import_jobs_total", "jetstream_import_rows_parsed_total",
+                "jetstream_import_rows_rejected_total", "jetstream_import_rows_matched_total", "jetstream_import_phase",
+                "jetstream_import_segments_patched_total", "jetstream_import_bytes_rewritten_total"}) {
+            assertTrue(m.contains(name), name + " missing from /q/metrics");
+        }
+    }
 }

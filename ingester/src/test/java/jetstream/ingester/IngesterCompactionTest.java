@@ -35,9 +35,9 @@ class IngesterCompactionTest {
     void capTriggersAnEarlyPassSeenOnTheFeed(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        IngesterCore.Settings s = new IngesterCore.Settings(data, "", "", false, true,
-                new SegmentWriter.Config(16, 3_000, Duration.ofMillis(100)), 16, 8 << 20, UnaryOperator.identity(),
-                new Compactor.Config(Duration.ofHours(1), 150, 2, Duration.ofMillis(200)));
+        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, "", "", false,
+                new SegmentWriter.Config(16, 3_000, Duration.ofMillis(100)), 16, 8 << 20, UnaryOperator.identity())
+                .withCompaction(new Compactor.Config(Duration.ofHours(1), 150, 2, Duration.ofMillis(200)));
         List<FeedFrame> frames = new CopyOnWriteArrayList<>();
         try (IngesterCore core = IngesterCore.open(s, registry, e -> { throw new AssertionError(e); });
              FeedClient feed = FeedClient.start(FeedClient.Options.defaults(data.resolve("run").resolve("feed.sock")), 1,

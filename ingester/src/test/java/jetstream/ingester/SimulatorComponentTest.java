@@ -48,7 +48,7 @@ class SimulatorComponentTest {
         try (Simulator sim = Simulator.start(cfg)) {
             // the dev stack's wiring: DID documents name pds-N.sim.test, the simulator lists their ports
             DevHostMap hosts = DevHostMap.load("", sim.url() + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(5));
-            IngesterCore.Settings s = new IngesterCore.Settings(data, sim.url(), sim.url(), true, true,
+            IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, sim.url(), sim.url(), true,
                     new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20, hosts);
             List<FeedFrame.Event> archived;
             IngestMetrics metrics;

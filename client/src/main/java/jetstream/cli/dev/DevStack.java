@@ -166,6 +166,7 @@ public final class DevStack implements AutoCloseable {
                 c.addAll(List.of("-cp", System.getProperty("java.class.path"), "jetstream.cli.Main", "frontdoor",
                         "--addr", cfg.host() + ":" + cfg.frontPort(),
                         "--archive", cfg.host() + ":" + cfg.archivePort(),
+                        "--ingester", cfg.host() + ":" + cfg.ingesterPort(),
                         "--gateway", cfg.host() + ":" + cfg.gatewayPort(0),
                         "--gateway", cfg.host() + ":" + cfg.gatewayPort(1)));
             }

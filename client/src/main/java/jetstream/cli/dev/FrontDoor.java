@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The one address of a deployment (issue [H]): routes by path, {@code /subscribe}, subscribeEvents
  * and getZstdDictionary to the fanout gateways (round-robin, the next gateway when one refuses the
- * connection), every other path to the archive-server. WebSockets are proxied message by message
+ * connection), the operator's timestamp-import endpoints to the ingester (which owns the job), every
+ * other path to the archive-server. WebSockets are proxied message by message
  * with backpressure both ways, so the gateway's slow-consumer rules still see the real client;
  * a gateway's pre-upgrade rejection (status, headers, JSON body) reaches the client unchanged.
  */
@@ -35,6 +36,8 @@ public final class FrontDoor implements AutoCloseable {
     static final String V1 = "/subscribe";
     static final String V2 = "/xrpc/network.bsky.jetstream.subscribeEvents";
     static final String DICTIONARY = "/xrpc/network.bsky.jetstream.getZstdDictionary";
+    static final String IMPORT = "/xrpc/network.bsky.jetstream.importTimestamps";
+    static final String IMPORT_STATUS = "/xrpc/network.bsky.jetstream.getImportStatus";
     /** The gateways' limit on client messages (facts §6.7) plus room for our own frames. */
     private static final int MAX_MESSAGE = 16 << 20;
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
@@ -60,12 +63,15 @@ public final class FrontDoor implements AutoCloseable {
     private final HttpClient http;
     private final WebSocketClient ws;
     private final Backend archive;
+    /** Null when no ingester listener is known: the import paths then go to the archive-server like any other. */
+    private final Backend ingester;
     private final List<Backend> gateways;
     private final AtomicInteger next = new AtomicInteger();
 
-    private FrontDoor(Vertx vertx, Backend archive, List<Backend> gateways) {
+    private FrontDoor(Vertx vertx, Backend archive, Backend ingester, List<Backend> gateways) {
         this.vertx = vertx;
         this.archive = archive;
+        this.ingester = ingester;
         this.gateways = List.copyOf(gateways);
         this.http = vertx.createHttpClient(new HttpClientOptions().setMaxInitialLineLength(1 << 20),
                 new io.vertx.core.http.PoolOptions().setHttp1MaxSize(64));
@@ -80,10 +86,16 @@ public final class FrontDoor implements AutoCloseable {
 
     /** Starts the front door on {@code host:port} (0 = any free port); blocks until it listens. */
     public static FrontDoor start(String host, int port, Backend archive, List<Backend> gateways) throws Exception {
+        return start(host, port, archive, null, gateways);
+    }
+
+    /** As above, with the ingester's listener for the import endpoints ({@code ingester} may be null). */
+    public static FrontDoor start(String host, int port, Backend archive, Backend ingester, List<Backend> gateways)
+            throws Exception {
         if (gateways.isEmpty()) {
             throw new IllegalArgumentException("at least one gateway is required");
         }
-        FrontDoor d = new FrontDoor(Vertx.vertx(), archive, gateways);
+        FrontDoor d = new FrontDoor(Vertx.vertx(), archive, ingester, gateways);
         d.server.requestHandler(d::route);
         d.server.listen(port, host).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         return d;
@@ -96,6 +108,10 @@ public final class FrontDoor implements AutoCloseable {
     private void route(HttpServerRequest req) {
         String path = req.path();
         boolean toGateway = path.equals(V1) || path.equals(V2) || path.equals(DICTIONARY);
+        if (ingester != null && (path.equals(IMPORT) || path.equals(IMPORT_STATUS))) {
+            proxyHttp(req, ingester);
+            return;
+        }
         if (!toGateway) {
             proxyHttp(req, archive);
             return;
@@ -252,6 +268,7 @@ public final class FrontDoor implements AutoCloseable {
         String host = "127.0.0.1";
         int port = 6008;
         Backend archive = null;
+        Backend ingester = null;
         List<Backend> gateways = new java.util.ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -266,6 +283,7 @@ public final class FrontDoor implements AutoCloseable {
                     port = Integer.parseInt(v.substring(c + 1));
                 }
                 case "--archive" -> archive = Backend.parse(v);
+                case "--ingester" -> ingester = Backend.parse(v);
                 case "--gateway" -> gateways.add(Backend.parse(v));
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
@@ -274,7 +292,7 @@ public final class FrontDoor implements AutoCloseable {
         if (archive == null || gateways.isEmpty()) {
             throw new IllegalArgumentException("--archive and at least one --gateway are required");
         }
-        FrontDoor d = start(host, port, archive, gateways);
+        FrontDoor d = start(host, port, archive, ingester, gateways);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 d.close();
@@ -283,7 +301,8 @@ public final class FrontDoor implements AutoCloseable {
             }
         }));
         System.out.println("frontdoor: listening on http://" + host + ":" + d.port() + " (archive " + archive.host()
-                + ":" + archive.port() + ", gateways " + gateways + ")");
+                + ":" + archive.port() + (ingester == null ? "" : ", ingester " + ingester.host() + ":" + ingester.port())
+                + ", gateways " + gateways + ")");
         System.out.flush();
         Thread.currentThread().join();
         return 0;

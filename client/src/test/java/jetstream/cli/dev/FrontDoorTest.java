@@ -94,6 +94,23 @@ class FrontDoorTest {
     }
 
     @Test
+    void importEndpointsGoToTheIngester() throws Exception {
+        int archive = backend("archive");
+        int ingester = backend("ingester");
+        int a = backend("gw-a");
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                new FrontDoor.Backend("127.0.0.1", ingester), List.of(new FrontDoor.Backend("127.0.0.1", a)));
+        assertEquals("ingester GET /xrpc/network.bsky.jetstream.getImportStatus?job=j1",
+                get("/xrpc/network.bsky.jetstream.getImportStatus?job=j1"));
+        String post = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + door.port()
+                        + "/xrpc/network.bsky.jetstream.importTimestamps")).header("Authorization", "Bearer t")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"path\":\"a.csv\"}")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        assertEquals("ingester POST /xrpc/network.bsky.jetstream.importTimestamps body={\"path\":\"a.csv\"}", post);
+        assertEquals("archive GET /xrpc/network.bsky.jetstream.listSegments", get("/xrpc/network.bsky.jetstream.listSegments"));
+    }
+
+    @Test
     void proxiesWebSocketsAndRejections() throws Exception {
         int archive = backend("archive");
         int a = backend("gw-a");

@@ -12,6 +12,8 @@ import jetstream.feed.Vacancy;
 public final class MetaKeys {
     /** Exact durable coverage frontier (events plus registered vacancies): 8 bytes u64 LE. */
     public static final String SEQ_NEXT = "seq/next";
+    /** Next seq of the bootstrap live-capture tree {@code backfill/live_segments}: 8 bytes u64 LE. */
+    public static final String LIVE_SEGMENTS_SEQ_NEXT = "live_segments/seq/next";
     /** Exclusive end of the steady writer's durable seq lease: 8 bytes u64 LE (same encoding as seq/next). */
     public static final String SEQ_MAX_RESERVED = "seq/max_reserved";
     /** {@code seq/gap/<8-byte BE start>} → {@code 0x01, reason u8, end u64 LE}. */
@@ -22,6 +24,18 @@ public final class MetaKeys {
     public static final String COMPACTION_SEQ = "compaction/seq";
     public static final String PHASE = "phase";
     public static final String PHASE_ENTERED_AT = "phase/entered_at";
+    /** RFC 3339 nanos UTC: when bootstrap began / the backfill drained (diagnostics, facts §4.1). */
+    public static final String BACKFILL_TIMING_STARTED_AT = "backfill/timing/started_at";
+    public static final String BACKFILL_TIMING_COMPLETED_AT = "backfill/timing/completed_at";
+    /** Merge progress: {@code 0x01} + u64 LE, the next {@code live_segments} index to drain. */
+    public static final String MERGE_NEXT_SOURCE_IDX = "merge/next_source_idx";
+    /**
+     * {@code 0x01} + u64 LE: the archive's next seq when draining {@code merge/next_source_idx}
+     * began (this implementation): rows at or above it came from that file, so a resumed drain
+     * skips the ones already durable instead of appending them twice.
+     */
+    public static final String MERGE_SOURCE_BASE_SEQ = "merge/source_base_seq";
+    public static final String REPO_PREFIX = "repo/";
     public static final String SYNC_IDENT_PREFIX = "sync/ident/";
     public static final String SYNC_ACCT_PREFIX = "sync/acct/";
     /** Verifier hosting state from {@code #account} (encoding: {@code jetstream.ingester.live.HostingState}). */

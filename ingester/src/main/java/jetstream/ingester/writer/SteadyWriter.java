@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongFunction;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
 import jetstream.feed.FeedCodec;
@@ -21,6 +22,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.feed.Vacancy;
 import jetstream.feed.VacancyFile;
 import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.SegmentLimits;
 import jetstream.segment.io.SegmentIO;
@@ -29,15 +31,46 @@ import jetstream.segment.io.SegmentSealer;
 import jetstream.segment.io.SegmentWriter;
 
 /**
- * The steady writer (spec §4.3): the one writer of {@code data/segments}, shared by several
- * producers through a bounded queue and run on its own thread. Per row: seq from the
- * {@link SeqLease} (inside the durable lease), the encoded event frame into the
- * {@link ReadableLog}, then the row into the {@link SegmentWriter}. Per block (4096 rows or 30 s):
- * fsync (SegmentWriter), then one synced RocksDB batch with {@code seq/next}, the renewed lease and
- * whatever producers staged (relay cursor, ratchets), then the log's durable watermark. Any
- * persistence failure stops the writer and is reported to {@code onFatal}: the process must exit.
+ * The writer of one segment tree, shared by several producers through a bounded queue and run on
+ * its own thread (spec §4.3). Two trees exist ({@link Tree}): {@code data/segments} (the archive:
+ * seq from the {@link SeqLease} inside the durable lease, every row's encoded event frame into the
+ * {@link ReadableLog} that the feed serves) and, during bootstrap only,
+ * {@code data/backfill/live_segments} (the live capture: its own counter
+ * {@code live_segments/seq/next}, no lease and no readable log, because merge re-appends its rows
+ * under fresh archive seqs and its own seqs are never shown to anyone). Per block (4096 rows or
+ * 30 s) on both: fsync (SegmentWriter), then one synced RocksDB batch with the tree's seq key (and
+ * the renewed lease) plus whatever producers staged (relay cursor, ratchets, repo completions),
+ * then the log's durable watermark. Any persistence failure stops the writer and is reported to
+ * {@code onFatal}: the process must exit.
  */
 public final class SteadyWriter implements AutoCloseable {
+
+    /** The two segment trees of the data directory (facts §10.1). */
+    public enum Tree {
+        /** {@code data/segments}: the archive, served; seq lease, readable log, feed. */
+        SEGMENTS("segments", MetaKeys.SEQ_NEXT, "steady-writer"),
+        /** {@code data/backfill/live_segments}: the live tail captured during bootstrap, merged later. */
+        LIVE_CAPTURE("backfill/live_segments", MetaKeys.LIVE_SEGMENTS_SEQ_NEXT, "live-capture-writer");
+
+        private final String dir;
+        private final String seqKey;
+        private final String thread;
+
+        Tree(String dir, String seqKey, String thread) {
+            this.dir = dir;
+            this.seqKey = seqKey;
+            this.thread = thread;
+        }
+
+        public Path dir(Path dataDir) {
+            return dataDir.resolve(dir);
+        }
+
+        /** The metadata key of the tree's next seq. */
+        public String seqKey() {
+            return seqKey;
+        }
+    }
 
     /**
      * Rows to append, in order, with metadata to commit in the durability batch of the block that
@@ -46,32 +79,45 @@ public final class SteadyWriter implements AutoCloseable {
      */
     public record Submission(List<ArchiveRow> rows, Map<String, byte[]> stage, Runnable done) {}
 
+    /** A writer-thread step queued behind every earlier submission (barriers). */
+    private record Step(Runnable action, CountDownLatch done) {}
+
+    /** The imported display time for a row about to be appended (timestamp import, spec §8); 0 = none. */
+    @FunctionalInterface
+    public interface IndexedAtRules {
+        long indexedAt(ArchiveRow row);
+    }
+
+    private final Tree tree;
     private final MetaStore store;
     private final SegmentWriter segments;
     private final SeqLease lease;
+    private final CaptureSeq captureSeq;
     private final ReadableLog log;
     private final IngestMetrics metrics;
     private final Consumer<Throwable> onFatal;
-    private final BlockingQueue<Submission> queue;
+    private final BlockingQueue<Object> queue;
     private final Map<String, byte[]> staged = new LinkedHashMap<>();
     private final Thread thread;
     private final AtomicLong appended = new AtomicLong();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Path dataDir;
     private volatile boolean running = true;
+    private volatile IndexedAtRules indexedAtRules;
     private volatile Throwable failure;
     private long sealStartNanos;
 
-    private SteadyWriter(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io, long leaseSize,
-                         long logBudget, Runnable feedWake, IngestMetrics metrics, Consumer<Throwable> onFatal,
-                         int queueCapacity) throws IOException {
+    private SteadyWriter(Tree tree, Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
+                         long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
+                         Consumer<Throwable> onFatal, int queueCapacity) throws IOException {
+        this.tree = tree;
         this.dataDir = dataDir;
         this.store = store;
         this.metrics = metrics;
         this.onFatal = onFatal;
         this.queue = new ArrayBlockingQueue<>(queueCapacity);
-        Path segDir = dataDir.resolve("segments");
-        Files.createDirectories(segDir);
+        Path segDir = tree.dir(dataDir);
+        createDurably(io, dataDir, segDir);
         SegmentWriter.Listener listener = new SegmentWriter.Listener() {
             @Override
             public void blockDurable(Path file, long minSeq, long maxSeq, int events) {
@@ -84,33 +130,77 @@ public final class SteadyWriter implements AutoCloseable {
             }
         };
         this.segments = SegmentWriter.open(io, segDir, config, System::nanoTime, listener);
-        this.lease = SeqLease.open(store, segments.lastSeq(), leaseSize);
-        this.log = new ReadableLog(logBudget, lease.openFrontier(), feedWake);
-        // RocksDB is the source of truth; the file is rewritten from it at every open
-        VacancyFile.write(dataDir, lease.vacancies());
-        for (Vacancy v : lease.vacancies()) {
-            if (v.end() > lease.openFrontier()) {
-                log.registerVacancy(v);
+        if (tree == Tree.SEGMENTS) {
+            this.lease = SeqLease.open(store, segments.lastSeq(), leaseSize);
+            this.captureSeq = null;
+            this.log = new ReadableLog(logBudget, lease.openFrontier(), feedWake);
+            // RocksDB is the source of truth; the file is rewritten from it at every open
+            VacancyFile.write(dataDir, lease.vacancies());
+            for (Vacancy v : lease.vacancies()) {
+                if (v.end() > lease.openFrontier()) {
+                    log.registerVacancy(v);
+                }
             }
+        } else {
+            this.lease = null;
+            this.captureSeq = CaptureSeq.open(store, tree.seqKey(), segments.lastSeq());
+            this.log = null;
         }
-        this.thread = new Thread(this::run, "steady-writer");
+        this.thread = new Thread(this::run, tree.thread);
     }
 
+    /** The archive writer of {@code data/segments} (lease, readable log). */
     public static SteadyWriter open(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                                     long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
                                     Consumer<Throwable> onFatal) throws IOException {
-        SteadyWriter w = new SteadyWriter(dataDir, store, config, io, leaseSize, logBudget, feedWake, metrics, onFatal,
-                1024);
+        SteadyWriter w = new SteadyWriter(Tree.SEGMENTS, dataDir, store, config, io, leaseSize, logBudget, feedWake,
+                metrics, onFatal, 1024);
         w.log.control(new FeedFrame.WriterRunning(true));
         w.thread.start();
         return w;
     }
 
+    /** The bootstrap live-capture writer of {@code data/backfill/live_segments} (no lease, no log). */
+    public static SteadyWriter openLiveCapture(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
+                                               IngestMetrics metrics, Consumer<Throwable> onFatal) throws IOException {
+        SteadyWriter w = new SteadyWriter(Tree.LIVE_CAPTURE, dataDir, store, config, io, 1, 0, null, metrics, onFatal,
+                1024);
+        w.thread.start();
+        return w;
+    }
+
+    /** Creates {@code dir} and fsyncs every directory it added below {@code dataDir}, so the tree survives a crash. */
+    private static void createDurably(SegmentIO io, Path dataDir, Path dir) throws IOException {
+        Path missing = dir;
+        while (!Files.isDirectory(missing.getParent())) {
+            missing = missing.getParent();
+        }
+        if (Files.isDirectory(dir)) {
+            return;
+        }
+        Files.createDirectories(dir);
+        for (Path p = dir; p != null && !p.equals(missing.getParent()); p = p.getParent()) {
+            io.fsyncDirectory(p.getParent());
+        }
+    }
+
+    public Tree tree() {
+        return tree;
+    }
+
+    /** The readable log; only the {@link Tree#SEGMENTS} writer has one. */
     public ReadableLog log() {
+        if (log == null) {
+            throw new IllegalStateException("the " + tree + " writer publishes no readable log");
+        }
         return log;
     }
 
+    /** The seq lease; only the {@link Tree#SEGMENTS} writer has one. */
     public SeqLease lease() {
+        if (lease == null) {
+            throw new IllegalStateException("the " + tree + " writer has no seq lease");
+        }
         return lease;
     }
 
@@ -165,6 +255,10 @@ public final class SteadyWriter implements AutoCloseable {
 
     /** Queues rows; blocks while the queue is full (backpressure on producers, never on readers). */
     public void submit(Submission s) throws InterruptedException {
+        enqueue(s);
+    }
+
+    private void enqueue(Object s) throws InterruptedException {
         if (failure != null) {
             throw new IllegalStateException("steady writer failed", failure);
         }
@@ -178,12 +272,25 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
+    /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
+    public void stampWith(IndexedAtRules rules) {
+        indexedAtRules = rules;
+    }
+
+    /** Index of the active (unsealed) segment; every lower index is sealed. */
+    public long activeIndex() {
+        return segments.activeIndex();
+    }
+
     private void run() {
         try {
             while (running || !queue.isEmpty()) {
-                Submission s = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (s != null) {
+                Object o = queue.poll(200, TimeUnit.MILLISECONDS);
+                if (o instanceof Submission s) {
                     process(s);
+                } else if (o instanceof Step step) {
+                    step.action().run();
+                    step.done().countDown();
                 }
                 segments.tick();
                 if (!staged.isEmpty() && segments.pendingEvents() == 0) {
@@ -199,6 +306,67 @@ public final class SteadyWriter implements AutoCloseable {
         } finally {
             stopped.countDown();
         }
+    }
+
+    /**
+     * Barrier: after every earlier submission, makes every appended row durable now (one block,
+     * fsync) and commits {@code stage} in that block's synced batch; with nothing pending the stage
+     * is committed alone (every row is already durable, so it cannot lead the data). Returns once
+     * committed; throws when the writer failed or closed meanwhile.
+     */
+    public void flushDurable(Map<String, byte[]> stage) throws InterruptedException {
+        flushDurable(next -> stage);
+    }
+
+    /**
+     * {@link #flushDurable(Map)} with the stage computed on the writer thread from the next seq the
+     * writer will allocate (every row submitted before the barrier has a seq below it).
+     */
+    public void flushDurable(LongFunction<Map<String, byte[]>> stageAt) throws InterruptedException {
+        step(() -> {
+            staged.putAll(stageAt.apply(lease != null ? lease.next() : captureSeq.next()));
+            segments.flush();
+            commitStaged();
+        });
+    }
+
+    /**
+     * Barrier: flushes, seals the active file (footer, header, fsync) and opens the next one, so
+     * what follows starts a fresh file; a no-op seal when the active file holds no rows.
+     */
+    public void sealActive() throws InterruptedException {
+        step(() -> {
+            segments.forceRotate();
+            commitStaged();
+        });
+    }
+
+    private void step(Runnable action) throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        enqueue(new Step(action, done));
+        while (!done.await(100, TimeUnit.MILLISECONDS)) {
+            if (failure != null || stopped.getCount() == 0) {
+                throw new IllegalStateException("the " + tree + " writer stopped before the barrier", failure);
+            }
+        }
+    }
+
+    /**
+     * Commits metadata staged after the last durable block: every appended row is already durable
+     * (e.g. a backfill status or host cursor with no rows of its own, or a barrier's stage), so
+     * nothing needs an fsync first.
+     */
+    private void commitStaged() {
+        if (staged.isEmpty()) {
+            return;
+        }
+        try (MetaStore.Batch b = store.batch()) {
+            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
+                b.put(e.getKey(), e.getValue());
+            }
+            b.commit();
+        }
+        staged.clear();
     }
 
     private void process(Submission s) {
@@ -223,11 +391,18 @@ public final class SteadyWriter implements AutoCloseable {
             return;
         }
         ByteSlice p = r.payload();
-        long seq = lease.allocate();
-        byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0, coll.length,
-                rkey, 0, rkey.length, rev, 0, rev.length, p.buffer(), p.offset(), p.length());
-        log.appendEvent(seq, frame);
-        segments.append(seq, witnessedAt, 0, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
+        IndexedAtRules rules = indexedAtRules;
+        long indexedAt = rules == null ? 0 : rules.indexedAt(r);
+        long seq;
+        if (lease != null) {
+            seq = lease.allocate();
+            byte[] frame = FeedCodec.encodeEvent(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0,
+                    coll.length, rkey, 0, rkey.length, rev, 0, rev.length, p.buffer(), p.offset(), p.length());
+            log.appendEvent(seq, frame);
+        } else {
+            seq = captureSeq.allocate();
+        }
+        segments.append(seq, witnessedAt, indexedAt, r.kind(), did, 0, did.length, coll, 0, coll.length, rkey, 0, rkey.length,
                 rev, 0, rev.length, p.buffer(), p.offset(), p.length());
         AppendObserver o = observer;
         if (o != null) {
@@ -239,7 +414,11 @@ public final class SteadyWriter implements AutoCloseable {
 
     private void blockDurable(long maxSeq) {
         try (MetaStore.Batch b = store.batch()) {
-            lease.stageBlock(b, maxSeq);
+            if (lease != null) {
+                lease.stageBlock(b, maxSeq);
+            } else {
+                captureSeq.stageBlock(b, maxSeq);
+            }
             for (Map.Entry<String, byte[]> e : staged.entrySet()) {
                 b.put(e.getKey(), e.getValue());
             }
@@ -248,28 +427,18 @@ public final class SteadyWriter implements AutoCloseable {
         staged.clear();
         metrics.blocksFlushed.increment();
         activeBytes = segments.active().blockBytes();
-        log.advanceDurable(maxSeq);
-        sealStartNanos = System.nanoTime();
-    }
-
-    /**
-     * Metadata staged while no row waits in the pending block (every appended row is already
-     * durable, e.g. a backfill status or host cursor with no rows of its own): nothing to fsync
-     * first, so it commits now instead of waiting for the next block.
-     */
-    private void commitStaged() {
-        try (MetaStore.Batch b = store.batch()) {
-            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
-                b.put(e.getKey(), e.getValue());
-            }
-            b.commit();
+        if (log != null) {
+            log.advanceDurable(maxSeq);
         }
-        staged.clear();
+        sealStartNanos = System.nanoTime();
     }
 
     private void sealed(Path file, SegmentSealer.Result r) {
         metrics.sealDuration.record(System.nanoTime() - sealStartNanos, TimeUnit.NANOSECONDS);
         metrics.segmentsRotated.increment();
+        if (log == null) {
+            return;
+        }
         log.control(new FeedFrame.SegmentSealed(file.getFileName().toString(), r.header().checksum(),
                 r.header().minSeq(), r.header().maxSeq(), r.header().eventCount(), r.fileSize()));
     }
@@ -280,6 +449,14 @@ public final class SteadyWriter implements AutoCloseable {
      */
     @Override
     public void close() {
+        close(false);
+    }
+
+    /**
+     * Graceful close; with {@code seal} the active file is sealed instead of left active (the end of
+     * the bootstrap live capture: merge then reads only sealed files).
+     */
+    public void close(boolean seal) {
         running = false;
         try {
             stopped.await();
@@ -289,8 +466,16 @@ public final class SteadyWriter implements AutoCloseable {
         try {
             if (failure == null) {
                 segments.flush();
-                lease.collapse();
-                log.control(new FeedFrame.WriterRunning(false));
+                commitStaged();
+                if (lease != null) {
+                    lease.collapse();
+                    log.control(new FeedFrame.WriterRunning(false));
+                } else {
+                    captureSeq.close();
+                }
+                if (seal) {
+                    segments.seal();
+                }
             }
             segments.close();
         } catch (IOException e) {

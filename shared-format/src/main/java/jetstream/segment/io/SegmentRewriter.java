@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.IntPredicate;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
@@ -58,9 +59,22 @@ public final class SegmentRewriter {
      * the footer after it (blooms, collection index) is copied byte for byte.
      */
     public static Result patchIndexedAt(SegmentIO io, Path file, IndexedAtStamp stamp) {
+        return patchIndexedAt(io, file, block -> true, stamp);
+    }
+
+    /**
+     * As {@link #patchIndexedAt(SegmentIO, Path, IndexedAtStamp)}, but blocks {@code candidates}
+     * rules out (by their DID bloom) are copied verbatim without being decompressed.
+     */
+    public static Result patchIndexedAt(SegmentIO io, Path file, IntPredicate candidates, IndexedAtStamp stamp) {
         return rewrite(io, file, new Pass() {
             private final BlockBuilder rows = new BlockBuilder();
             private final List<BlockIndexEntry> entries = new ArrayList<>();
+
+            @Override
+            public boolean mayChange(int block) {
+                return candidates.test(block);
+            }
 
             @Override
             public int change(BlockView view) {
@@ -158,6 +172,11 @@ public final class SegmentRewriter {
     private interface Pass {
         default void start(SealedFile sf, ZstdFrames zstd) {}
 
+        /** False when block {@code i} cannot change: it is copied without being decoded. */
+        default boolean mayChange(int block) {
+            return true;
+        }
+
         /** Decides the block's new rows; returns how many rows change (0 = copy verbatim). */
         int change(BlockView view);
 
@@ -169,7 +188,7 @@ public final class SegmentRewriter {
             return null;
         }
 
-        /** The block now sits at {@code offset}; {@code view} holds its rows. */
+        /** The block now sits at {@code offset}; {@code view} holds its rows (null when it was not decoded). */
         void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original);
 
         Footer footer(SealedFile sf, long footerOffset);
@@ -188,6 +207,14 @@ public final class SegmentRewriter {
                 for (int i = 0; i < sf.blockCount(); i++) {
                     BlockIndexEntry original = sf.entry(i);
                     byte[] frame = sf.readFrame(ch, i);
+                    if (!pass.mayChange(i)) {
+                        if (tmp != null) {
+                            appendFramed(tmp, frame, frame.length);
+                        }
+                        pass.placed(tmp == null ? original.offset() : tmp.position() - 8 - frame.length,
+                                frame.length, null, original);
+                        continue;
+                    }
                     view.decodeFrame(zstd, frame, 0, frame.length, original.uncompressedSize());
                     int n = pass.change(view);
                     if (n > 0 && tmp == null) {

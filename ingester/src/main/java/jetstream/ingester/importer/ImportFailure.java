@@ -1,0 +1,21 @@
+package jetstream.ingester.importer;
+
+/** A refused import request: the HTTP status, XRPC error name and message of facts §5.8–§5.9. */
+public final class ImportFailure extends Exception {
+    private final int status;
+    private final String name;
+
+    public ImportFailure(int status, String name, String message) {
+        super(message, null, false, false);
+        this.status = status;
+        this.name = name;
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public String name() {
+        return name;
+    }
+}

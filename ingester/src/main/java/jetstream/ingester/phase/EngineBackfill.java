@@ -1,0 +1,79 @@
+package jetstream.ingester.phase;
+
+import java.net.http.HttpClient;
+import java.util.function.UnaryOperator;
+import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.IngesterCore;
+import jetstream.ingester.backfill.BackfillEngine;
+import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.backfill.FailedRepoRetrier;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+
+/** The phase machine's {@link Backfill} on the real engine and failed-repo retrier (both on the archive writer). */
+public final class EngineBackfill implements Backfill {
+    private final BackfillSettings settings;
+    private final HttpClient http;
+    private final MetaStore store;
+    private final SteadyWriter archive;
+    private final IngestMetrics metrics;
+    private final UnaryOperator<String> pdsRoute;
+    private final BackfillEngine engine;
+    private FailedRepoRetrier retrier;
+
+    private EngineBackfill(BackfillSettings settings, HttpClient http, MetaStore store, SteadyWriter archive,
+                           IngestMetrics metrics, UnaryOperator<String> pdsRoute) {
+        this.settings = settings;
+        this.http = http;
+        this.store = store;
+        this.archive = archive;
+        this.metrics = metrics;
+        this.pdsRoute = pdsRoute;
+        this.engine = new BackfillEngine(settings, http, store, archive, metrics, pdsRoute);
+    }
+
+    /** The core's factory for these settings. */
+    public static IngesterCore.BackfillFactory factory(BackfillSettings settings, UnaryOperator<String> pdsRoute) {
+        return (store, archive, metrics, http) -> new EngineBackfill(settings, http, store, archive, metrics, pdsRoute);
+    }
+
+    public BackfillEngine engine() {
+        return engine;
+    }
+
+    @Override
+    public void recover() {
+        engine.recover();
+    }
+
+    @Override
+    public void runFull() throws InterruptedException {
+        engine.run(BackfillEngine.Mode.FULL);
+    }
+
+    @Override
+    public void discover() throws InterruptedException {
+        engine.run(BackfillEngine.Mode.DISCOVER_ONLY);
+    }
+
+    @Override
+    public void pendingRetryPass() throws InterruptedException {
+        engine.pendingRetryPass();
+    }
+
+    @Override
+    public synchronized void startRetrier() {
+        if (retrier == null) {
+            retrier = new FailedRepoRetrier(settings, http, store, archive, metrics, pdsRoute);
+            retrier.start();
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (retrier != null) {
+            retrier.close();
+        }
+        engine.close();
+    }
+}
