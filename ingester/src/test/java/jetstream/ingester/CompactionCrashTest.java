@@ -32,11 +32,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code kill -9} during compaction passes. A random history is archived once (many small sealed
  * segments); every run copies it, starts a child running a pass, kills it at a random moment of
- * the pass (3–5 times in a row), then lets a last child finish. After every kill each segment
+ * the pass (5–8 times in a row), then lets a last child finish. After every kill each segment
  * file verifies (old or new generation, never a mix), no row the drop rule keeps is missing, and no
  * row is back that an earlier kill point had already seen removed; after the finishing pass the
  * rows equal the survivors exactly, shapes are unchanged, {@code compaction/seq} is the target and
- * no {@code .tmp} file is left. At least 20 kill points land inside a pass (3-minute cap);
+ * no {@code .tmp} file is left. At least 20 kill points land inside a pass (3-minute cap, setup included);
  * {@code -Plong} runs {@code jetstream.crash.runs} of them within {@code jetstream.crash.seconds}.
  */
 class CompactionCrashTest {
@@ -46,6 +46,7 @@ class CompactionCrashTest {
         int runs = Integer.getInteger("jetstream.crash.runs", 50);
         int wanted = runs >= 100 ? runs : 20;
         long capNanos = (runs >= 100 ? Integer.getInteger("jetstream.crash.seconds", 180) : 180) * 1_000_000_000L;
+        long started = System.nanoTime();
         Random random = new Random(Long.getLong("jetstream.crash.seed", System.nanoTime()));
         Path pristine = dir.resolve("pristine");
         archive(pristine, new Random(random.nextLong()));
@@ -68,14 +69,13 @@ class CompactionCrashTest {
         }
         converged(reference, expected, shapes, target);
 
-        long started = System.nanoTime();
         int killsInPass = 0;
         int tmpSeen = 0;
         int run = 0;
         while (killsInPass < wanted && System.nanoTime() - started < capNanos) {
             Path data = copy(pristine, dir.resolve("run" + run++));
             Set<History.Row> last = new HashSet<>(original);
-            for (int k = 3 + random.nextInt(3); k > 0 && killsInPass < wanted; k--) {
+            for (int k = 5 + random.nextInt(4); k > 0 && killsInPass < wanted; k--) {
                 try (ChildProcess child = new ChildProcess(CompactionChild.class, log, data.toString(), "2")) {
                     child.await("START", 60);
                     // later kills meet a partly compacted archive and a shorter pass: aim early
