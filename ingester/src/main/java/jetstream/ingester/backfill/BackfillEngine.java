@@ -500,10 +500,12 @@ public final class BackfillEngine implements AutoCloseable {
             writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
             pageSettled(h, p);
             for (Job j : jobs) {
-                dispatch(h, j);
+                h.queue.addLast(j);
             }
-            for (Job q; (q = h.queue.poll()) != null; ) {
-                dispatch(h, q); // jobs handed back by a retry or a park
+            // oldest first: jobs handed back by a retry or a park sit at the head, so early pages settle
+            // (and release their cursor) before later pages take the host's slots
+            for (Job q; (q = h.queue.pollFirst()) != null; ) {
+                dispatch(h, q);
             }
             if (p.last) {
                 return true;
@@ -558,7 +560,7 @@ public final class BackfillEngine implements AutoCloseable {
                     return;
                 }
             }
-            Job j = h.queue.poll(100, TimeUnit.MILLISECONDS);
+            Job j = h.queue.pollFirst(100, TimeUnit.MILLISECONDS);
             if (j != null) {
                 dispatch(h, j);
             }
@@ -601,7 +603,7 @@ public final class BackfillEngine implements AutoCloseable {
             return;
         }
         if (System.currentTimeMillis() < h.parkedUntil) {
-            h.queue.add(j); // parked while queued: step aside without a request
+            h.queue.addFirst(j); // parked while queued: step aside without a request
             return;
         }
         long t0 = System.nanoTime();
@@ -634,11 +636,11 @@ public final class BackfillEngine implements AutoCloseable {
                 j.parks = 0;
                 retryOrFail(h, j, "rate limited");
             } else {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             }
         } else if (r instanceof RepoFetcher.Unreachable u) {
             if (hostFailure(h, u.error())) {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             } else {
                 finishFailed(h, j, "host exhausted: " + u.error());
             }
@@ -655,7 +657,7 @@ public final class BackfillEngine implements AutoCloseable {
     /** One retry per repo: the first failure requeues it, the second records it failed. */
     private void retryOrFail(HostRun h, Job j, String error) throws InterruptedException {
         if (++j.attempts < 2) {
-            h.queue.add(j);
+            h.queue.addFirst(j);
         } else {
             finishFailed(h, j, error);
         }

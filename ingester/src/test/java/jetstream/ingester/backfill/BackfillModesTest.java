@@ -241,7 +241,8 @@ class BackfillModesTest {
                 });
                 t.start();
                 long deadline = System.nanoTime() + 120_000_000_000L;
-                while (engine.progress().complete() < 15 && System.nanoTime() < deadline) {
+                while ((engine.progress().complete() < 15 || BackfillFixture.hostRows(store).values().stream()
+                        .allMatch(h -> h.listReposCursor().isEmpty())) && System.nanoTime() < deadline) {
                     Thread.sleep(20);
                 }
                 engine.close();
