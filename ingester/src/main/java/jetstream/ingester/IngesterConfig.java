@@ -23,9 +23,12 @@ public interface IngesterConfig {
     @WithDefault(":8080")
     String addr();
 
-    /** {@code JETSTREAM_SHUTDOWN_TIMEOUT}. */
+    /**
+     * {@code JETSTREAM_SHUTDOWN_TIMEOUT}: bound of the graceful close (Go duration syntax, parsed by
+     * {@link jetstream.config.RootConfigSource#shutdownTimeout}; ≤ 0 means 30 s).
+     */
     @WithDefault("5s")
-    Duration shutdownTimeout();
+    String shutdownTimeout();
 
     /** {@code JETSTREAM_RELAY_URL}: http(s) base of the relay; empty disables the live consumer. */
     @WithDefault("https://bsky.network")
@@ -151,5 +154,14 @@ public interface IngesterConfig {
         /** {@code JETSTREAM_INGEST_BLOCK_AGE}: longest a block may fill before it is flushed. */
         @WithDefault("30s")
         Duration blockAge();
+
+        /**
+         * {@code JETSTREAM_INGEST_DEV_HOST_MAP}, development only: {@code hostname=http://127.0.0.1:port,...}
+         * routes a DID document's PDS hostname to a local address for resync getRepo ({@link DevHostMap}).
+         */
+        java.util.Optional<String> devHostMap();
+
+        /** {@code JETSTREAM_INGEST_DEV_HOST_MAP_URL}, development only: a JSON hostname → URL map (simulator {@code /sim/hosts}). */
+        java.util.Optional<String> devHostMapUrl();
     }
 }

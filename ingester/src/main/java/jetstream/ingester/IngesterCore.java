@@ -55,6 +55,7 @@ public final class IngesterCore implements AutoCloseable {
         IngestMetrics metrics = new IngestMetrics(registry);
         Files.createDirectories(s.dataDir());
         MetaStore store = MetaStore.open(s.dataDir());
+        store.observe(metrics::storeOp);
         try {
             long enteredAt = 0;
             byte[] stored = store.get(MetaKeys.PHASE);

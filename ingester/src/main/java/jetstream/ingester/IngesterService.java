@@ -29,22 +29,41 @@ public class IngesterService {
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         EnvGuard.check(System.getenv());
+        jetstream.config.LogFormat.apply(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
                 new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), java.util.function.UnaryOperator.identity());
+                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), pdsRoute(in));
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
     }
 
-    void onStop(@Observes ShutdownEvent ev) throws IOException {
+    /** The identity route, or the development host map (announced loudly: it must never be set in production). */
+    private static java.util.function.UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
+        String spec = in.devHostMap().orElse("");
+        String url = in.devHostMapUrl().orElse("");
+        if (spec.isBlank() && url.isBlank()) {
+            return java.util.function.UnaryOperator.identity();
+        }
+        DevHostMap map = DevHostMap.load(spec, url, java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofSeconds(30));
+        LOG.warnf("DEVELOPMENT HOST MAP ACTIVE (JETSTREAM_INGEST_DEV_HOST_MAP%s): %d PDS hostnames are routed to local"
+                + " addresses for getRepo, %s. Never set this in production.", url.isBlank() ? "" : "_URL " + url,
+                map.hosts().size(), map.hosts());
+        return map;
+    }
+
+    void onStop(@Observes ShutdownEvent ev) throws Exception {
         IngesterCore c = core;
         core = null;
         if (c != null) {
-            c.close();
+            java.time.Duration bound = jetstream.config.RootConfigSource.shutdownTimeout(config.shutdownTimeout());
+            if (!GracefulStop.closeWithin(c, bound)) {
+                LOG.errorf("graceful close did not finish within JETSTREAM_SHUTDOWN_TIMEOUT (%s): exiting without it;"
+                        + " the next start recovers as after a crash (open lease registered as a vacancy)", bound);
+            }
         }
     }
 

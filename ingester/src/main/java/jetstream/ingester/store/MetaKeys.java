@@ -22,6 +22,8 @@ public final class MetaKeys {
     public static final String PHASE_ENTERED_AT = "phase/entered_at";
     public static final String SYNC_IDENT_PREFIX = "sync/ident/";
     public static final String SYNC_ACCT_PREFIX = "sync/acct/";
+    /** Verifier hosting state from {@code #account} (encoding: {@code jetstream.ingester.live.HostingState}). */
+    public static final String SYNC_HOST_PREFIX = "sync/host/";
     public static final String SYNC_IDENTITY_PREFIX = "sync/identity/";
     public static final String SYNC_CHAIN_PREFIX = "sync/chain/";
 
