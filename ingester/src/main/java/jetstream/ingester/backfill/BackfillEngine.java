@@ -76,7 +76,8 @@ public final class BackfillEngine implements AutoCloseable {
     private final ExecutorService hostThreads;
     private final Semaphore activeHosts;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
-    private final Set<String> claimed = ConcurrentHashMap.newKeySet();
+    /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
+    private final Object discoveryLock = new Object();
     private final Map<RepoStatus.Status, AtomicLong> counts = new ConcurrentHashMap<>();
     private final AtomicLong records = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
@@ -267,15 +268,16 @@ public final class BackfillEngine implements AutoCloseable {
         HostRun h = new HostRun(host, upstream.url(), new PdsHost(host));
         Page page = new Page("", false);
         List<Job> jobs = new ArrayList<>();
-        Map<String, byte[]> stage = new LinkedHashMap<>();
         Instant now = Instant.now();
-        for (String did : settings.backfillRepos()) {
-            if (!claimed.add(did) || store.get(RepoStatus.key(did)) != null) {
-                continue;
+        synchronized (discoveryLock) {
+            Map<String, byte[]> rows = new LinkedHashMap<>();
+            for (String did : settings.backfillRepos()) {
+                if (store.get(RepoStatus.key(did)) == null) {
+                    discovered(did, host, mode, now, rows, page, jobs, null);
+                }
             }
-            discovered(did, host, mode, now, stage, page, jobs, null);
+            commitDiscovered(rows);
         }
-        writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
         if (mode == Mode.FULL) {
             synchronized (h) {
                 h.pages.add(page);
@@ -474,20 +476,23 @@ public final class BackfillEngine implements AutoCloseable {
             String next = page.cursor() == null ? "" : page.cursor();
             boolean last = next.isEmpty() || next.equals(cursor) || page.repos().isEmpty();
             Page p = new Page(last ? "" : next, last);
-            Map<String, byte[]> stage = new LinkedHashMap<>();
             List<Job> jobs = new ArrayList<>();
             Instant now = Instant.now();
-            for (Xrpc.Repo r : page.repos()) {
-                if (r.did() == null || !Did.isValid(r.did()) || !claimed.add(r.did())) {
-                    continue;
+            synchronized (discoveryLock) {
+                Map<String, byte[]> rows = new LinkedHashMap<>();
+                for (Xrpc.Repo r : page.repos()) {
+                    if (r.did() == null || !Did.isValid(r.did()) || rows.containsKey(RepoStatus.key(r.did()))) {
+                        continue;
+                    }
+                    if (store.get(RepoStatus.key(r.did())) != null) {
+                        continue; // known (this run or an earlier one): its status decides what happens to it
+                    }
+                    if (capReached()) {
+                        break;
+                    }
+                    discovered(r.did(), h.hostname, mode, now, rows, p, jobs, r);
                 }
-                if (store.get(RepoStatus.key(r.did())) != null) {
-                    continue; // known from an earlier run: its status decides what happens to it
-                }
-                if (capReached()) {
-                    break;
-                }
-                discovered(r.did(), h.hostname, mode, now, stage, p, jobs, r);
+                commitDiscovered(rows);
             }
             synchronized (h) {
                 if (!page.repos().isEmpty()) {
@@ -497,7 +502,6 @@ public final class BackfillEngine implements AutoCloseable {
                 h.pages.add(p);
             }
             bm.hostEnumeratedRepos.increment(page.repos().size());
-            writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
             pageSettled(h, p);
             for (Job j : jobs) {
                 h.queue.addLast(j);
@@ -515,7 +519,24 @@ public final class BackfillEngine implements AutoCloseable {
         return false;
     }
 
-    /** A DID seen for the first time: its row staged, and in FULL mode a download job. */
+    /**
+     * First-sighting rows are written at once in their own synced batch (they claim no data, so
+     * they need not wait for a block): a DID listed again, by this host or another, is then known.
+     * The terminal status that follows is staged through the writer and commits later.
+     */
+    private void commitDiscovered(Map<String, byte[]> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        try (MetaStore.Batch b = store.batch()) {
+            for (Map.Entry<String, byte[]> e : rows.entrySet()) {
+                b.put(e.getKey(), e.getValue());
+            }
+            b.commit();
+        }
+    }
+
+    /** A DID seen for the first time: its row, and in FULL mode a download job. */
     private void discovered(String did, String hostname, Mode mode, Instant now, Map<String, byte[]> stage, Page page,
                             List<Job> jobs, Xrpc.Repo listed) {
         bm.discovered.increment();
