@@ -86,6 +86,8 @@ public final class BackfillEngine implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean direct;
     private volatile boolean countsLoaded;
+    /** The running mode: the discovery sweep gives each host one attempt, a bootstrap crawl two. */
+    private volatile Mode mode = Mode.FULL;
     private volatile long runStartNanos = System.nanoTime();
 
     public BackfillEngine(BackfillSettings s, java.net.http.HttpClient http, MetaStore store, SteadyWriter writer,
@@ -198,6 +200,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (!countsLoaded) {
             recover();
         }
+        this.mode = mode;
         runStartNanos = System.nanoTime();
         records.set(0);
         bytes.set(0);
@@ -763,7 +766,7 @@ public final class BackfillEngine implements AutoCloseable {
             }
             h.hostFailures++;
             h.row.lastError(error);
-            if (h.hostFailures >= 2) {
+            if (h.hostFailures >= (mode == Mode.DISCOVER_ONLY ? 1 : 2)) {
                 h.exhausted = true;
                 go = false;
             } else {
@@ -807,6 +810,9 @@ public final class BackfillEngine implements AutoCloseable {
      * the steady-state retrier; deactivated/taken-down/missing repos become {@code unavailable}.
      */
     public void pendingRetryPass() throws InterruptedException {
+        if (!countsLoaded) {
+            recover();
+        }
         List<RepoStatus> pending = new ArrayList<>();
         for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
             String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
