@@ -58,6 +58,8 @@ import org.openjdk.jmh.annotations.TearDown;
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class ClientBackfillBench {
     static final int EVENTS = 4096 * 32;
+    /** Names of the in-process server's threads, so a CPU harness can leave their time out. */
+    static final String SERVER_THREAD_PREFIX = "bench-server-";
 
     @Param({"1", "2"})
     public int concurrency;
@@ -117,7 +119,8 @@ public class ClientBackfillBench {
         raw = new ZstdDecompressCtx();
         rawOut = new byte[64 << 20];
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
-        server.setExecutor(Executors.newFixedThreadPool(4));
+        java.util.concurrent.atomic.AtomicInteger serverThreads = new java.util.concurrent.atomic.AtomicInteger();
+        server.setExecutor(Executors.newFixedThreadPool(4, r -> new Thread(r, SERVER_THREAD_PREFIX + serverThreads.incrementAndGet())));
         server.createContext("/xrpc/network.bsky.jetstream.planSnapshot", x -> {
             x.getRequestBody().readAllBytes();
             Plan plan = SnapshotPlanner.plan(manifest, PlanFilter.all(), PlanLimits.DEFAULTS);

@@ -14,8 +14,8 @@ final class Connections {
         Context ctx = Vertx.currentContext() != null ? Vertx.currentContext() : vertx.getOrCreateContext();
         return new SubscriberSink() {
             @Override
-            public void sendText(String text, Runnable done, Runnable failed) {
-                c.sendText(text).subscribe().with(v -> done.run(), t -> failed.run());
+            public void sendText(Buffer utf8, Runnable done, Runnable failed) {
+                TextFrames.write(c, utf8).onComplete(r -> (r.succeeded() ? done : failed).run());
             }
 
             @Override

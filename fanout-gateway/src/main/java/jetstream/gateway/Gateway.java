@@ -66,6 +66,7 @@ public class Gateway {
 
     void onStart(@Observes StartupEvent ev) {
         EnvGuard.check(System.getenv());
+        jetstream.config.LogFormat.apply(System.getenv());
         init();
         startFeed();
     }

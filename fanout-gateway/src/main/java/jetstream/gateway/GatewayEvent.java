@@ -1,7 +1,5 @@
 package jetstream.gateway;
 
-import java.nio.charset.StandardCharsets;
-
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -14,10 +12,8 @@ public final class GatewayEvent {
     private final int kind;
     private final String did;
     private final String collection;
-    private final String v1;
-    private final int v1Bytes;
-    private final String v2;
-    private final int v2Bytes;
+    private final Buffer v1;
+    private final Buffer v2;
     private volatile Buffer v1Zstd;
     private volatile Buffer v2Zstd;
 
@@ -27,10 +23,8 @@ public final class GatewayEvent {
         this.kind = kind;
         this.did = did;
         this.collection = collection;
-        this.v1 = v1Json == null ? null : new String(v1Json, StandardCharsets.UTF_8);
-        this.v1Bytes = v1Json == null ? 0 : v1Json.length;
-        this.v2 = new String(v2Frame, StandardCharsets.UTF_8);
-        this.v2Bytes = v2Frame.length;
+        this.v1 = v1Json == null ? null : Buffer.buffer(v1Json);
+        this.v2 = Buffer.buffer(v2Frame);
     }
 
     public long seq() {
@@ -49,14 +43,18 @@ public final class GatewayEvent {
         return collection;
     }
 
-    /** The text frame of this wire (null when v1 does not show the kind). */
-    public String text(Wire wire) {
+    /**
+     * The UTF-8 text frame of this wire (null when v1 does not show the kind), shared by every
+     * subscriber: sends write it as it is, without decoding to a String or encoding again.
+     */
+    public Buffer text(Wire wire) {
         return wire == Wire.V1 ? v1 : v2;
     }
 
     /** The uncompressed frame length in bytes, what {@code maxMessageSizeBytes} compares. */
     public int textBytes(Wire wire) {
-        return wire == Wire.V1 ? v1Bytes : v2Bytes;
+        Buffer b = text(wire);
+        return b == null ? 0 : b.length();
     }
 
     /** The binary zstd frame of this wire, compressed on first use and shared afterwards. */
@@ -66,7 +64,7 @@ public final class GatewayEvent {
             synchronized (this) {
                 b = wire == Wire.V1 ? v1Zstd : v2Zstd;
                 if (b == null) {
-                    byte[] src = text(wire).getBytes(StandardCharsets.UTF_8);
+                    byte[] src = text(wire).getBytes();
                     b = Buffer.buffer(Dictionaries.compress(wire, src));
                     if (wire == Wire.V1) {
                         v1Zstd = b;
@@ -81,6 +79,6 @@ public final class GatewayEvent {
 
     /** Approximate heap weight, for the ring's byte budget. */
     public long weight() {
-        return 96L + 2L * (v1Bytes + v2Bytes) + did.length() + collection.length();
+        return 96L + textBytes(Wire.V1) + textBytes(Wire.V2) + did.length() + collection.length();
     }
 }

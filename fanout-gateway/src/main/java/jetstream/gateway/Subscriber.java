@@ -86,7 +86,7 @@ public final class Subscriber {
         next = live ? ring.tip() : startSeq;
         started = true;
         if (info != null) {
-            write(info, info.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            write(info.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
         pump();
     }
@@ -222,7 +222,7 @@ public final class Subscriber {
         if (wire == Wire.V2) {
             JsonBuffer b = new JsonBuffer(128);
             V2Json.writeError(name, message, b);
-            write(b.toString(), b.toByteArray());
+            write(b.toByteArray());
         }
         close(code, name);
     }
@@ -250,16 +250,16 @@ public final class Subscriber {
     }
 
     /** A frame made for this connection only (info, error). */
-    private void write(String text, byte[] utf8) {
+    private void write(byte[] utf8) {
         if (zstd) {
             Buffer b = Buffer.buffer(Dictionaries.compress(wire, utf8));
             send(null, b, b.length());
         } else {
-            send(text, null, utf8.length);
+            send(Buffer.buffer(utf8), null, utf8.length);
         }
     }
 
-    private void send(String text, Buffer binary, int bytes) {
+    private void send(Buffer text, Buffer binary, int bytes) {
         if (queuedBytes.getAndAdd(bytes) == 0) {
             lastProgressNanos = nanoClock.getAsLong();
         }

@@ -8,7 +8,8 @@ import io.vertx.core.buffer.Buffer;
  * thread, where every {@link Subscriber} state change happens.
  */
 public interface SubscriberSink {
-    void sendText(String text, Runnable done, Runnable failed);
+    /** A text frame from its UTF-8 bytes (shared across subscribers: never modified). */
+    void sendText(Buffer utf8, Runnable done, Runnable failed);
 
     void sendBinary(Buffer frame, Runnable done, Runnable failed);
 

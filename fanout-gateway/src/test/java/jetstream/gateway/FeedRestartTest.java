@@ -103,7 +103,7 @@ class FeedRestartTest {
             List<String> expected = new ArrayList<>();
             EventEncoder enc = new EventEncoder();
             for (TestRows.Row r : rows) {
-                expected.add(r.encode(enc).text(Wire.V2));
+                expected.add(r.encode(enc).text(Wire.V2).toString());
             }
             for (Gw g : List.of(a, b)) {
                 for (RecordingSink s : g.sinks) {

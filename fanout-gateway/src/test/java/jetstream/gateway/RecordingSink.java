@@ -28,8 +28,8 @@ class RecordingSink implements SubscriberSink {
     }
 
     @Override
-    public void sendText(String text, Runnable done, Runnable failed) {
-        frames.add(text);
+    public void sendText(Buffer utf8, Runnable done, Runnable failed) {
+        frames.add(utf8.toString());
         if (acknowledge) {
             thread.execute(done);
         }

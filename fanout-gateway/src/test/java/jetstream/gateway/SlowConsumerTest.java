@@ -49,8 +49,8 @@ class SlowConsumerTest {
         }
 
         @Override
-        public void sendText(String text, Runnable done, Runnable failed) {
-            frames.add(text);
+        public void sendText(Buffer utf8, Runnable done, Runnable failed) {
+            frames.add(utf8.toString());
             timer.schedule(() -> execute(done), 20, TimeUnit.MILLISECONDS);
         }
 

@@ -71,7 +71,8 @@ class StreamWireTest {
         EventEncoder enc = new EventEncoder();
         List<String> out = new ArrayList<>();
         for (TestRows.Row r : rows) {
-            String t = r.encode(enc).text(wire);
+            io.vertx.core.buffer.Buffer b = r.encode(enc).text(wire);
+            String t = b == null ? null : b.toString();
             if (r.seq() >= from && t != null && f.matches(r.kind(), r.did(), r.collection())) {
                 out.add(t);
             }
@@ -101,6 +102,27 @@ class StreamWireTest {
         assertEquals(want, take(w, want.size()));
         assertTrue(w.quiet(200));
         assertFalse(w.binary.contains(true));
+    }
+
+    @Test
+    void largeNonAsciiEventsArriveWholeOverFragmentedTextFrames() throws Exception {
+        Ws v1 = connect("/subscribe", false, null, null);
+        Ws v2 = connect("/xrpc/network.bsky.jetstream.subscribeEvents", false, List.of("xrpc.v1.json"), null);
+        Thread.sleep(100);
+        long seq = nextLive++;
+        String text = "żółw 🐢 & <tag> ".repeat(9_000);
+        jetstream.atproto.cbor.CborWriter w = new jetstream.atproto.cbor.CborWriter();
+        w.writeMapHeader(2).writeText("text").writeText(text).writeText("$type").writeText("app.bsky.feed.post");
+        TestRows.Row big = new TestRows.Row(seq, TestRows.BASE_TIME + seq * 1000, 1, TestRows.did(1),
+                "app.bsky.feed.post", "3lbig", "3m" + Long.toString(seq, 32), w.toByteArray());
+        GatewayEvent e = big.encode(new EventEncoder());
+        assertTrue(e.textBytes(Wire.V1) > 2 * TextFrames.MAX_FRAME, "spans several frames");
+        gateway.ring().append(e);
+        gateway.ring().publish();
+        String got1 = v1.next();
+        assertEquals(e.text(Wire.V1).toString(), got1);
+        assertTrue(got1.contains("żółw 🐢"), "UTF-8 intact across fragment boundaries");
+        assertEquals(e.text(Wire.V2).toString(), v2.next());
     }
 
     @Test

@@ -48,10 +48,29 @@ public final class IngestMetrics {
         replayedIdentityDropped = r.counter("jetstream_livestream_replayed_identity_events_dropped_total");
         staleResyncsDropped = r.counter("jetstream_livestream_stale_resyncs_dropped_total");
         feedSlowReadersDisconnected = r.counter("jetstream_feed_slow_readers_disconnected_total");
+        jetstream.config.BuildInfo build = jetstream.config.BuildInfo.current();
+        io.micrometer.core.instrument.Gauge.builder("jetstream_build_info", () -> 1).tags("version", build.version(),
+                "commit", build.commit(), "date", build.date()).strongReference(true).register(r);
+        io.micrometer.core.instrument.Gauge.builder("jetstream_current_timestamp_seconds",
+                () -> System.currentTimeMillis() / 1000.0).strongReference(true).register(r);
         r.gauge("jetstream_livestream_upstream_cursor", upstreamCursor, AtomicLong::doubleValue);
         r.gauge("jetstream_livestream_last_seen_upstream_event_timestamp_seconds", lastSeenUpstreamEventSeconds,
                 AtomicLong::doubleValue);
     }
+
+    /** {@code jetstream_store_op_duration_seconds{op,status}}: a {@link jetstream.ingester.store.MetaStore.OpObserver}. */
+    public void storeOp(String op, boolean ok, long nanos) {
+        Timer[] pair = storeTimers.computeIfAbsent(op, k -> new Timer[] {storeTimer(k, "ok"), storeTimer(k, "error")});
+        pair[ok ? 0 : 1].record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    private Timer storeTimer(String op, String status) {
+        return Timer.builder("jetstream_store_op_duration_seconds").tags("op", op, "status", status)
+                .publishPercentileHistogram().register(registry);
+    }
+
+    /** Per op (a constant string, so the lookup allocates nothing): the ok and the error timer. */
+    private final ConcurrentHashMap<String, Timer[]> storeTimers = new ConcurrentHashMap<>();
 
     public MeterRegistry registry() {
         return registry;

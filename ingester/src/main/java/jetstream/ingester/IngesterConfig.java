@@ -23,9 +23,12 @@ public interface IngesterConfig {
     @WithDefault(":8080")
     String addr();
 
-    /** {@code JETSTREAM_SHUTDOWN_TIMEOUT}. */
+    /**
+     * {@code JETSTREAM_SHUTDOWN_TIMEOUT}: bound of the graceful close (Go duration syntax, parsed by
+     * {@link jetstream.config.RootConfigSource#shutdownTimeout}; ≤ 0 means 30 s).
+     */
     @WithDefault("5s")
-    Duration shutdownTimeout();
+    String shutdownTimeout();
 
     /** {@code JETSTREAM_RELAY_URL}: http(s) base of the relay; empty disables the live consumer. */
     @WithDefault("https://bsky.network")
@@ -46,49 +49,72 @@ public interface IngesterConfig {
     @WithDefault("36h")
     Duration cursorLookback();
 
-    /** {@code JETSTREAM_SKIP_MERGE_DISCOVERY}: skip the merge phase's discover-only sweep (debug, facts §8.2). */
-    @WithDefault("false")
-    boolean skipMergeDiscovery();
+    /**
+     * {@code JETSTREAM_UPSTREAM_MODE}: {@code auto} (a relay; fall back to direct-PDS mode when it
+     * answers listHosts like an unknown method), {@code relay} or {@code pds} (the upstream is a
+     * single PDS: the only backfill host, its subscribeRepos the firehose).
+     */
+    @WithDefault("auto")
+    String upstreamMode();
 
-    /** {@code JETSTREAM_MAX_BACKFILL_REPOS}: debug cap on discovered repos (0: none); implies skipping discovery. */
+    /** {@code JETSTREAM_MAX_BACKFILL_REPOS}: debug cap on discovered repos (0: none); implies skip-merge-discovery. */
     @WithDefault("0")
     long maxBackfillRepos();
 
-    Ingest ingest();
+    /** {@code JETSTREAM_SKIP_MERGE_DISCOVERY}: debug, skip the merge's discovery sweep. */
+    @WithDefault("false")
+    boolean skipMergeDiscovery();
 
     Backfill backfill();
 
     FailedRepoRetry failedRepoRetry();
 
-    /** {@code JETSTREAM_BACKFILL_*} (facts §8.2). */
+    Ingest ingest();
+
+    /** The backfill engine's flags (facts §8.2), {@code JETSTREAM_BACKFILL_*}. */
     interface Backfill {
-        /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}. */
+        /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}: fleet-wide in-flight getRepo. */
         @WithDefault("256")
         int globalDownloads();
 
-        /** {@code JETSTREAM_BACKFILL_HOST_WORKERS_MAX}. */
+        /** {@code JETSTREAM_BACKFILL_HOST_WORKERS_MAX}: in-flight getRepo per host. */
         @WithDefault("32")
         int hostWorkersMax();
 
-        /** {@code JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS}. */
+        /** {@code JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS}: concurrent per-host listRepos crawls. */
         @WithDefault("512")
         int maxActiveHosts();
 
-        /** {@code JETSTREAM_BACKFILL_MAX_HOSTS}. */
+        /** {@code JETSTREAM_BACKFILL_MAX_HOSTS}: roster cap from listHosts. */
         @WithDefault("50000")
         int maxHosts();
 
-        /** {@code JETSTREAM_BACKFILL_BATCH_SIZE} (0: the default). */
+        /** {@code JETSTREAM_BACKFILL_BATCH_SIZE}: repos covered per host-cursor checkpoint (0: default). */
         @WithDefault("5000")
         int batchSize();
 
-        /** {@code JETSTREAM_BACKFILL_REPOS}: debug, comma-separated DIDs instead of listRepos; implies skipping discovery. */
+        /** {@code JETSTREAM_BACKFILL_ASYNC_FLUSH_WORKERS}: accepted; blocks are compressed on the writer thread. */
+        @WithDefault("4")
+        int asyncFlushWorkers();
+
+        /** {@code JETSTREAM_BACKFILL_WORKERS}: retired in the reference; a non-zero value only logs a warning. */
+        @WithDefault("0")
+        int workers();
+
+        /** {@code JETSTREAM_BACKFILL_REPOS}: debug, comma-separated DIDs instead of listRepos. */
         java.util.Optional<String> repos();
+
+        /**
+         * {@code JETSTREAM_BACKFILL_ALLOW_LOOPBACK}: development only, roster hostnames may be
+         * loopback (localhost, 127.0.0.0/8, ::1) for a PDS on this machine.
+         */
+        @WithDefault("false")
+        boolean allowLoopback();
     }
 
-    /** {@code JETSTREAM_FAILED_REPO_RETRY_*} (facts §8.2). */
+    /** The steady-state failed-repo retrier (facts §8.2), {@code JETSTREAM_FAILED_REPO_RETRY_*}. */
     interface FailedRepoRetry {
-        /** {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL} (0 disables). */
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL}: pass period and backoff base; 0 disables. */
         @WithDefault("4h")
         Duration interval();
 
@@ -100,7 +126,7 @@ public interface IngesterConfig {
         @WithDefault("4")
         int hostWorkers();
 
-        /** {@code JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY}. */
+        /** {@code JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY}: per-repo backoff cap. */
         @WithDefault("168h")
         Duration maxDelay();
     }
@@ -128,5 +154,14 @@ public interface IngesterConfig {
         /** {@code JETSTREAM_INGEST_BLOCK_AGE}: longest a block may fill before it is flushed. */
         @WithDefault("30s")
         Duration blockAge();
+
+        /**
+         * {@code JETSTREAM_INGEST_DEV_HOST_MAP}, development only: {@code hostname=http://127.0.0.1:port,...}
+         * routes a DID document's PDS hostname to a local address for resync getRepo ({@link DevHostMap}).
+         */
+        java.util.Optional<String> devHostMap();
+
+        /** {@code JETSTREAM_INGEST_DEV_HOST_MAP_URL}, development only: a JSON hostname → URL map (simulator {@code /sim/hosts}). */
+        java.util.Optional<String> devHostMapUrl();
     }
 }

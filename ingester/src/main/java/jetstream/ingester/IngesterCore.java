@@ -78,6 +78,7 @@ public final class IngesterCore implements AutoCloseable {
         IngestMetrics metrics = new IngestMetrics(registry);
         Files.createDirectories(s.dataDir());
         MetaStore store = MetaStore.open(s.dataDir());
+        store.observe(metrics::storeOp);
         try {
             PhaseRecord stored = PhaseRecord.load(store);
             if (stored.phase() == LifecyclePhase.NONE) {

@@ -34,9 +34,10 @@ public class IngesterService {
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         EnvGuard.check(System.getenv());
+        jetstream.config.LogFormat.apply(System.getenv());
         IngesterConfig.Ingest in = config.ingest();
         String plc = config.plcUrl().filter(u -> !u.isBlank()).orElse("https://plc.directory");
-        UnaryOperator<String> route = UnaryOperator.identity();
+        UnaryOperator<String> route = pdsRoute(in);
         BackfillSettings backfill = backfillSettings();
         IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
                 in.verify(), in.startSteady(),
@@ -53,23 +54,32 @@ public class IngesterService {
     /** The backfill engine's settings (reference flags, facts §8.2); null without a relay. */
     private BackfillSettings backfillSettings() {
         String relay = config.relayUrl();
-        if (relay == null || relay.isBlank()) {
-            return null;
-        }
-        IngesterConfig.Backfill b = config.backfill();
-        IngesterConfig.FailedRepoRetry r = config.failedRepoRetry();
-        BackfillSettings d = BackfillSettings.defaults(relay);
-        return new BackfillSettings(relay, BackfillSettings.UpstreamMode.AUTO, false, b.globalDownloads(),
-                b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
-                BackfillSettings.parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(),
-                r.hostWorkers(), r.maxDelay(), d.checkpointInterval(), d.hostRetryDelay(), d.progressInterval());
+        return relay == null || relay.isBlank() ? null : BackfillSettings.from(config);
     }
 
-    void onStop(@Observes ShutdownEvent ev) throws IOException {
+    /** The identity route, or the development host map (announced loudly: it must never be set in production). */
+    private static java.util.function.UnaryOperator<String> pdsRoute(IngesterConfig.Ingest in) throws IOException {
+        String spec = in.devHostMap().orElse("");
+        String url = in.devHostMapUrl().orElse("");
+        if (spec.isBlank() && url.isBlank()) {
+            return java.util.function.UnaryOperator.identity();
+        }
+        DevHostMap map = DevHostMap.load(spec, url, java.net.http.HttpClient.newHttpClient(), java.time.Duration.ofSeconds(30));
+        LOG.warnf("DEVELOPMENT HOST MAP ACTIVE (JETSTREAM_INGEST_DEV_HOST_MAP%s): %d PDS hostnames are routed to local"
+                + " addresses for getRepo, %s. Never set this in production.", url.isBlank() ? "" : "_URL " + url,
+                map.hosts().size(), map.hosts());
+        return map;
+    }
+
+    void onStop(@Observes ShutdownEvent ev) throws Exception {
         IngesterCore c = core;
         core = null;
         if (c != null) {
-            c.close();
+            java.time.Duration bound = jetstream.config.RootConfigSource.shutdownTimeout(config.shutdownTimeout());
+            if (!GracefulStop.closeWithin(c, bound)) {
+                LOG.errorf("graceful close did not finish within JETSTREAM_SHUTDOWN_TIMEOUT (%s): exiting without it;"
+                        + " the next start recovers as after a crash (open lease registered as a vacancy)", bound);
+            }
         }
     }
 

@@ -21,8 +21,12 @@ final class ChildProcess implements AutoCloseable {
 
     ChildProcess(Class<?> main, Path log, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                main.getName()));
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        Path lib = rocksDbLibraryDir();
+        if (lib != null) {
+            cmd.add("-Djava.library.path=" + lib);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(List.of(args));
         process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
@@ -38,6 +42,30 @@ final class ChildProcess implements AutoCloseable {
         });
         t.setDaemon(true);
         t.start();
+    }
+
+    private static Path rocksDbLib;
+
+    /**
+     * RocksDB's native library, extracted once per test JVM: a child finds it on
+     * {@code java.library.path} instead of unpacking 15 MB from the jar at every start, which
+     * dominates a crash tier's restart time on a loaded box. Null (children extract it themselves)
+     * when the resource is absent.
+     */
+    private static synchronized Path rocksDbLibraryDir() throws IOException {
+        if (rocksDbLib == null) {
+            try (java.io.InputStream in = ChildProcess.class.getResourceAsStream("/librocksdbjni-linux64.so")) {
+                if (in == null) {
+                    return null;
+                }
+                Path dir = java.nio.file.Files.createTempDirectory("child-rocksdb");
+                java.nio.file.Files.copy(in, dir.resolve("librocksdbjni-linux64.so"));
+                dir.toFile().deleteOnExit();
+                dir.resolve("librocksdbjni-linux64.so").toFile().deleteOnExit();
+                rocksDbLib = dir;
+            }
+        }
+        return rocksDbLib;
     }
 
     /** The next stdout line starting with {@code prefix} within {@code seconds}; fails otherwise. */

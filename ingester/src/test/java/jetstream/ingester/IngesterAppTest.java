@@ -34,6 +34,15 @@ class IngesterAppTest {
         return HttpClient.newHttpClient().send(HttpRequest.newBuilder(u).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    private static double sample(String exposition, String prefix) {
+        for (String line : exposition.split("\n")) {
+            if (line.startsWith(prefix)) {
+                return Double.parseDouble(line.substring(prefix.length()).trim());
+            }
+        }
+        throw new AssertionError(prefix + " not in /q/metrics");
+    }
+
     @Test
     void readyWithMetricsAndAFeed() throws Exception {
         assertEquals(200, get(ready).statusCode());
@@ -42,6 +51,19 @@ class IngesterAppTest {
                 "jetstream_ingest_readable_log_durable_seq", "jetstream_data_dir_free_bytes",
                 "jetstream_livestream_upstream_cursor", "jetstream_ingest_readable_log_pinned_overrun_bytes"}) {
             assertTrue(m.contains(name), name + " missing from /q/metrics");
+        }
+        // facts §9 process-wide metrics: build info (version from the build), scrape time, store op timings
+        String version = jetstream.config.BuildInfo.current().version();
+        assertTrue(!version.equals("unknown") && m.contains("jetstream_build_info{commit=\"")
+                && m.contains("version=\"" + version + "\"") , "jetstream_build_info with version " + version);
+        double now = System.currentTimeMillis() / 1000.0;
+        double scraped = sample(m, "jetstream_current_timestamp_seconds ");
+        assertTrue(Math.abs(scraped - now) < 60, "current timestamp " + scraped + " vs " + now);
+        for (String op : new String[] {"get", "commit", "scan"}) {
+            assertTrue(sample(m, "jetstream_store_op_duration_seconds_count{op=\"" + op + "\",status=\"ok\"} ") >= 1,
+                    "store op " + op + " timed");
+            assertTrue(m.contains("jetstream_store_op_duration_seconds_bucket{op=\"" + op + "\",status=\"ok\""),
+                    "store op " + op + " histogram");
         }
         Path sock = Path.of("target/quarkus-test-data/run/feed.sock");
         assertTrue(Files.exists(sock));

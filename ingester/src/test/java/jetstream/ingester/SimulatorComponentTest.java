@@ -4,20 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentSkipListMap;
-import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
@@ -53,10 +46,10 @@ class SimulatorComponentTest {
         Path data = dir.resolve("data");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Simulator sim = Simulator.start(cfg)) {
-            Map<String, String> hosts = sim.hostMap();
+            // the dev stack's wiring: DID documents name pds-N.sim.test, the simulator lists their ports
+            DevHostMap hosts = DevHostMap.load("", sim.url() + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(5));
             IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, sim.url(), sim.url(), true,
-                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20,
-                    url -> route(url, hosts));
+                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20, hosts);
             List<FeedFrame.Event> archived;
             IngestMetrics metrics;
             try (IngesterCore core = IngesterCore.open(s, registry, t -> {
@@ -128,66 +121,10 @@ class SimulatorComponentTest {
         }
     }
 
-    private static String route(String url, Map<String, String> hosts) {
-        URI u = URI.create(url);
-        String mapped = hosts.get(u.getHost());
-        return mapped != null ? mapped : url;
-    }
-
     /** Every decodable relay frame from seq 1, through the same converter: what must be archived, in order. */
     private static List<ArchiveRow> expectedRows(Simulator sim) throws Exception {
-        ConcurrentSkipListMap<Long, byte[]> frames = new ConcurrentSkipListMap<>();
+        Map<Long, byte[]> frames = SimFrames.all(sim);
         FrameDecoder decoder = new FrameDecoder();
-        HttpClient http = HttpClient.newHttpClient();
-        while (frames.isEmpty() || frames.lastKey() < sim.headSeq()) {
-            long from = frames.isEmpty() ? 0 : frames.lastKey();
-            CompletableFuture<Void> ended = new CompletableFuture<>();
-            WebSocket socket = http.newWebSocketBuilder().buildAsync(URI.create(sim.firehoseUrl() + "?cursor=" + from),
-                    new WebSocket.Listener() {
-                        private final java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-
-                        @Override
-                        public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer d, boolean last) {
-                            byte[] b = new byte[d.remaining()];
-                            d.get(b);
-                            buf.write(b, 0, b.length);
-                            if (last) {
-                                byte[] f = buf.toByteArray();
-                                buf.reset();
-                                try {
-                                    long seq = decoder.decode(f).seq();
-                                    if (seq > 0) {
-                                        frames.put(seq, f);
-                                    }
-                                } catch (DecodeException ignored) {
-                                    // the malformed-frame fault
-                                }
-                                if (!frames.isEmpty() && frames.lastKey() >= sim.headSeq()) {
-                                    ended.complete(null);
-                                }
-                            }
-                            ws.request(1);
-                            return null;
-                        }
-
-                        @Override
-                        public CompletionStage<?> onClose(WebSocket ws, int code, String reason) {
-                            ended.complete(null);
-                            return null;
-                        }
-
-                        @Override
-                        public void onError(WebSocket ws, Throwable error) {
-                            ended.complete(null);
-                        }
-                    }).join();
-            try {
-                // the disconnect fault may stop a subscription without closing it: resume from the last seq
-                ended.get(5, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                socket.abort();
-            }
-        }
         RowConverter converter = new RowConverter();
         List<ArchiveRow> out = new ArrayList<>();
         for (byte[] f : frames.values()) {

@@ -22,7 +22,7 @@ class EnvGuardTest {
         assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_CURSOR_LOOKBACK", "36h", "JETSTREAM_APP_X", "1",
                 "JETSTREAM_SIM_SEED", "3", "JETSTREAM_API_KEY", "k", "JETSTREAM_INGEST_START_STEADY", "true",
                 "OTEL_SERVICE_NAME", "x")));
-        assertEquals(50, EnvGuard.KNOWN.size());
+        assertEquals(54, EnvGuard.KNOWN.size());
     }
 
     @Test

@@ -185,6 +185,8 @@ public final class DevStack implements AutoCloseable {
                 env.put("JETSTREAM_PLC_URL", cfg.simUrl());
                 // bootstrap/backfill ([D2]) is not built: start in steady state on an empty archive
                 env.put("JETSTREAM_INGEST_START_STEADY", "true");
+                // DID documents name pds-N.sim.test: route them to the simulator's host ports for resync getRepo
+                env.put("JETSTREAM_INGEST_DEV_HOST_MAP_URL", cfg.simUrl() + "/sim/hosts");
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             case "archive" -> {
@@ -193,11 +195,13 @@ public final class DevStack implements AutoCloseable {
                 env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
                 env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.archiveManagementPort()));
                 env.put("JETSTREAM_DATA_DIR", data);
+                env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             case "gateway-a", "gateway-b" -> {
                 env.put("QUARKUS_HTTP_HOST", cfg.host());
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
                 env.put("JETSTREAM_DATA_DIR", data);
+                env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             default -> {
                 // simulator and front door take flags

@@ -76,7 +76,8 @@ public final class BackfillEngine implements AutoCloseable {
     private final ExecutorService hostThreads;
     private final Semaphore activeHosts;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
-    private final Set<String> claimed = ConcurrentHashMap.newKeySet();
+    /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
+    private final Object discoveryLock = new Object();
     private final Map<RepoStatus.Status, AtomicLong> counts = new ConcurrentHashMap<>();
     private final AtomicLong records = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
@@ -85,6 +86,8 @@ public final class BackfillEngine implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean direct;
     private volatile boolean countsLoaded;
+    /** The running mode: the discovery sweep gives each host one attempt, a bootstrap crawl two. */
+    private volatile Mode mode = Mode.FULL;
     private volatile long runStartNanos = System.nanoTime();
 
     public BackfillEngine(BackfillSettings s, java.net.http.HttpClient http, MetaStore store, SteadyWriter writer,
@@ -95,7 +98,7 @@ public final class BackfillEngine implements AutoCloseable {
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10));
+        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed);
         this.fetcher = new RepoFetcher(xrpc, metrics);
         this.replacer = new WholeRepoReplacer(fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.downloads = Executors.newFixedThreadPool(s.globalDownloads(), named("backfill-download"));
@@ -115,6 +118,31 @@ public final class BackfillEngine implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** A redirect target must pass the same hostname rules as a roster host (the upstream itself excepted). */
+    private boolean redirectAllowed(java.net.URI target) {
+        return redirectTargetAllowed(policy, upstream, target);
+    }
+
+    static boolean redirectTargetAllowed(HostnamePolicy policy, Upstream upstream, java.net.URI target) {
+        String host = target.getHost().toLowerCase(java.util.Locale.ROOT);
+        String authority = host + (target.getPort() < 0 ? "" : ":" + target.getPort());
+        if (authority.equals(upstream.directHost())) {
+            return true;
+        }
+        if (target.getPort() >= 0) {
+            return false;
+        }
+        HostnamePolicy.Verdict v = policy.check(host);
+        if (!v.accepted() && !(HostnamePolicy.SPECIAL_USE.equals(v.reason()) && upstream.routed(host))) {
+            return false;
+        }
+        try {
+            return upstream.routed(host) || policy.checkAddresses(java.net.InetAddress.getAllByName(host)) == null;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     /** Whether the roster is the upstream PDS alone (configured, or detected from listHosts). */
@@ -172,6 +200,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (!countsLoaded) {
             recover();
         }
+        this.mode = mode;
         runStartNanos = System.nanoTime();
         records.set(0);
         bytes.set(0);
@@ -242,15 +271,16 @@ public final class BackfillEngine implements AutoCloseable {
         HostRun h = new HostRun(host, upstream.url(), new PdsHost(host));
         Page page = new Page("", false);
         List<Job> jobs = new ArrayList<>();
-        Map<String, byte[]> stage = new LinkedHashMap<>();
         Instant now = Instant.now();
-        for (String did : settings.backfillRepos()) {
-            if (!claimed.add(did) || store.get(RepoStatus.key(did)) != null) {
-                continue;
+        synchronized (discoveryLock) {
+            Map<String, byte[]> rows = new LinkedHashMap<>();
+            for (String did : settings.backfillRepos()) {
+                if (store.get(RepoStatus.key(did)) == null) {
+                    discovered(did, host, mode, now, rows, page, jobs, null);
+                }
             }
-            discovered(did, host, mode, now, stage, page, jobs, null);
+            commitDiscovered(rows);
         }
-        writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
         if (mode == Mode.FULL) {
             synchronized (h) {
                 h.pages.add(page);
@@ -268,7 +298,7 @@ public final class BackfillEngine implements AutoCloseable {
      * cap applied, every eligible host's row upserted. In direct-PDS mode, the upstream alone.
      */
     private List<String> roster() throws InterruptedException {
-        List<String> out = new ArrayList<>();
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
         Map<String, byte[]> stage = new LinkedHashMap<>();
         Instant now = Instant.now();
         if (!direct) {
@@ -322,7 +352,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (!stage.isEmpty()) {
             writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
         }
-        return out;
+        return new ArrayList<>(out);
     }
 
     /** The normalised hostname when this listHosts entry may be crawled, else null (rejections counted). */
@@ -449,20 +479,23 @@ public final class BackfillEngine implements AutoCloseable {
             String next = page.cursor() == null ? "" : page.cursor();
             boolean last = next.isEmpty() || next.equals(cursor) || page.repos().isEmpty();
             Page p = new Page(last ? "" : next, last);
-            Map<String, byte[]> stage = new LinkedHashMap<>();
             List<Job> jobs = new ArrayList<>();
             Instant now = Instant.now();
-            for (Xrpc.Repo r : page.repos()) {
-                if (r.did() == null || !Did.isValid(r.did()) || !claimed.add(r.did())) {
-                    continue;
+            synchronized (discoveryLock) {
+                Map<String, byte[]> rows = new LinkedHashMap<>();
+                for (Xrpc.Repo r : page.repos()) {
+                    if (r.did() == null || !Did.isValid(r.did()) || rows.containsKey(RepoStatus.key(r.did()))) {
+                        continue;
+                    }
+                    if (store.get(RepoStatus.key(r.did())) != null) {
+                        continue; // known (this run or an earlier one): its status decides what happens to it
+                    }
+                    if (capReached()) {
+                        break;
+                    }
+                    discovered(r.did(), h.hostname, mode, now, rows, p, jobs, r);
                 }
-                if (store.get(RepoStatus.key(r.did())) != null) {
-                    continue; // known from an earlier run: its status decides what happens to it
-                }
-                if (capReached()) {
-                    break;
-                }
-                discovered(r.did(), h.hostname, mode, now, stage, p, jobs, r);
+                commitDiscovered(rows);
             }
             synchronized (h) {
                 if (!page.repos().isEmpty()) {
@@ -472,13 +505,14 @@ public final class BackfillEngine implements AutoCloseable {
                 h.pages.add(p);
             }
             bm.hostEnumeratedRepos.increment(page.repos().size());
-            writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
             pageSettled(h, p);
             for (Job j : jobs) {
-                dispatch(h, j);
+                h.queue.addLast(j);
             }
-            for (Job q; (q = h.queue.poll()) != null; ) {
-                dispatch(h, q); // jobs handed back by a retry or a park
+            // oldest first: jobs handed back by a retry or a park sit at the head, so early pages settle
+            // (and release their cursor) before later pages take the host's slots
+            for (Job q; (q = h.queue.pollFirst()) != null; ) {
+                dispatch(h, q);
             }
             if (p.last) {
                 return true;
@@ -488,7 +522,24 @@ public final class BackfillEngine implements AutoCloseable {
         return false;
     }
 
-    /** A DID seen for the first time: its row staged, and in FULL mode a download job. */
+    /**
+     * First-sighting rows are written at once in their own synced batch (they claim no data, so
+     * they need not wait for a block): a DID listed again, by this host or another, is then known.
+     * The terminal status that follows is staged through the writer and commits later.
+     */
+    private void commitDiscovered(Map<String, byte[]> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        try (MetaStore.Batch b = store.batch()) {
+            for (Map.Entry<String, byte[]> e : rows.entrySet()) {
+                b.put(e.getKey(), e.getValue());
+            }
+            b.commit();
+        }
+    }
+
+    /** A DID seen for the first time: its row, and in FULL mode a download job. */
     private void discovered(String did, String hostname, Mode mode, Instant now, Map<String, byte[]> stage, Page page,
                             List<Job> jobs, Xrpc.Repo listed) {
         bm.discovered.increment();
@@ -525,12 +576,15 @@ public final class BackfillEngine implements AutoCloseable {
     /** Dispatches queued and returned jobs until every job of the host is terminal. */
     private void drain(HostRun h) throws InterruptedException {
         while (!closed) {
+            if (writer.failure() != null) {
+                throw new IllegalStateException("the steady writer failed", writer.failure());
+            }
             synchronized (h) {
                 if (h.pages.isEmpty() && h.queue.isEmpty() && h.inFlight.get() == 0) {
                     return;
                 }
             }
-            Job j = h.queue.poll(100, TimeUnit.MILLISECONDS);
+            Job j = h.queue.pollFirst(100, TimeUnit.MILLISECONDS);
             if (j != null) {
                 dispatch(h, j);
             }
@@ -573,7 +627,7 @@ public final class BackfillEngine implements AutoCloseable {
             return;
         }
         if (System.currentTimeMillis() < h.parkedUntil) {
-            h.queue.add(j); // parked while queued: step aside without a request
+            h.queue.addFirst(j); // parked while queued: step aside without a request
             return;
         }
         long t0 = System.nanoTime();
@@ -606,11 +660,11 @@ public final class BackfillEngine implements AutoCloseable {
                 j.parks = 0;
                 retryOrFail(h, j, "rate limited");
             } else {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             }
         } else if (r instanceof RepoFetcher.Unreachable u) {
             if (hostFailure(h, u.error())) {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             } else {
                 finishFailed(h, j, "host exhausted: " + u.error());
             }
@@ -627,7 +681,7 @@ public final class BackfillEngine implements AutoCloseable {
     /** One retry per repo: the first failure requeues it, the second records it failed. */
     private void retryOrFail(HostRun h, Job j, String error) throws InterruptedException {
         if (++j.attempts < 2) {
-            h.queue.add(j);
+            h.queue.addFirst(j);
         } else {
             finishFailed(h, j, error);
         }
@@ -712,7 +766,7 @@ public final class BackfillEngine implements AutoCloseable {
             }
             h.hostFailures++;
             h.row.lastError(error);
-            if (h.hostFailures >= 2) {
+            if (h.hostFailures >= (mode == Mode.DISCOVER_ONLY ? 1 : 2)) {
                 h.exhausted = true;
                 go = false;
             } else {
@@ -756,6 +810,9 @@ public final class BackfillEngine implements AutoCloseable {
      * the steady-state retrier; deactivated/taken-down/missing repos become {@code unavailable}.
      */
     public void pendingRetryPass() throws InterruptedException {
+        if (!countsLoaded) {
+            recover();
+        }
         List<RepoStatus> pending = new ArrayList<>();
         for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
             String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
@@ -881,6 +938,16 @@ public final class BackfillEngine implements AutoCloseable {
             bm.forcedCheckpoints.increment();
             stageHost(h);
         }
+    }
+
+    /**
+     * The kind 1 rows the bootstrap archives for one repository CAR held in memory (CID-checked
+     * blocks, TID rev, MST walk, path gate; drops counted), or null when the repo would fail. The
+     * CPU path of a download without the network, for the bootstrap benchmark.
+     */
+    public static List<jetstream.atproto.firehose.ArchiveRow> backfillRows(String did, byte[] car, IngestMetrics metrics) {
+        RepoFetcher.Result r = new RepoFetcher(null, metrics).convert(did, car, false);
+        return r instanceof RepoFetcher.Rows rows ? rows.rows() : null;
     }
 
     /** Row snapshot of a host this engine knows (tests, status). */

@@ -92,6 +92,20 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                 Duration.ofSeconds(10));
     }
 
+    /**
+     * The settings {@code config} gives (every {@code JETSTREAM_BACKFILL_*}, {@code _FAILED_REPO_RETRY_*},
+     * {@code JETSTREAM_UPSTREAM_MODE}, {@code JETSTREAM_MAX_BACKFILL_REPOS}); the reference's internal
+     * 30 s checkpoint and a 10 s progress line.
+     */
+    public static BackfillSettings from(jetstream.ingester.IngesterConfig config) {
+        jetstream.ingester.IngesterConfig.Backfill b = config.backfill();
+        jetstream.ingester.IngesterConfig.FailedRepoRetry r = config.failedRepoRetry();
+        return new BackfillSettings(config.relayUrl(), UpstreamMode.parse(config.upstreamMode()), b.allowLoopback(),
+                b.globalDownloads(), b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
+                parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(), r.hostWorkers(),
+                r.maxDelay(), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10));
+    }
+
     /** {@code did1,did2}: the DIDs, each checked, duplicates removed; blank gives none. */
     public static List<String> parseRepos(String spec) {
         List<String> out = new ArrayList<>();

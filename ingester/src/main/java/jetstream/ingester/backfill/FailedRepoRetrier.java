@@ -53,7 +53,9 @@ public final class FailedRepoRetrier implements AutoCloseable {
         this.store = store;
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
-        Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10));
+        HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
+        Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target));
         this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics), writer, bm, s.retryInterval(),
                 s.retryMaxDelay());
         this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {

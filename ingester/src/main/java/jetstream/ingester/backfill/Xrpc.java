@@ -61,14 +61,25 @@ final class Xrpc {
 
     record RepoPage(List<Repo> repos, String cursor) {}
 
+    /** Redirects followed by hand, each target checked (a relay may redirect getRepo to the PDS). */
+    static final int MAX_REDIRECTS = 3;
+
     private final HttpClient http;
     private final Duration pageTimeout;
     private final Duration repoTimeout;
+    private final java.util.function.Predicate<URI> redirectAllowed;
 
-    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout) {
-        this.http = http;
+    /**
+     * @param redirectAllowed whether a redirect target may be dialled; a client that follows
+     *     redirects itself is replaced by one that does not, so no target escapes this check
+     */
+    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
+        this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
+                : HttpClient.newBuilder().connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
+                        .followRedirects(HttpClient.Redirect.NEVER).build();
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
+        this.redirectAllowed = redirectAllowed;
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {
@@ -90,12 +101,29 @@ final class Xrpc {
 
     private Answer get(String base, String pathAndQuery, Duration timeout, long maxBytes) throws InterruptedException {
         String b = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-        HttpRequest req;
+        URI uri;
         try {
-            req = HttpRequest.newBuilder(URI.create(b + "/xrpc/" + pathAndQuery)).timeout(timeout).GET().build();
+            uri = URI.create(b + "/xrpc/" + pathAndQuery);
         } catch (IllegalArgumentException e) {
             return Answer.of(Outcome.HOST_UNREACHABLE, "bad_url");
         }
+        for (int hop = 0; ; hop++) {
+            Object r = send(uri, timeout, maxBytes);
+            if (r instanceof Answer a) {
+                return a;
+            }
+            URI next = (URI) r;
+            if (hop >= MAX_REDIRECTS || next.getHost() == null
+                    || !("https".equals(next.getScheme()) || "http".equals(next.getScheme())) || !redirectAllowed.test(next)) {
+                return Answer.of(Outcome.BAD_RESPONSE, "redirect_refused");
+            }
+            uri = next;
+        }
+    }
+
+    /** The classified answer, or the URI a redirect points to. */
+    private Object send(URI uri, Duration timeout, long maxBytes) throws InterruptedException {
+        HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
         HttpResponse<InputStream> resp;
         try {
             resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
@@ -117,6 +145,17 @@ final class Xrpc {
             return Answer.of(Outcome.BAD_RESPONSE, "body_too_large");
         }
         int status = resp.statusCode();
+        if (status >= 301 && status <= 308 && status != 304 && status != 305 && status != 306) {
+            var loc = resp.headers().firstValue("location");
+            if (loc.isEmpty()) {
+                return Answer.of(Outcome.BAD_RESPONSE, "http " + status + " without location");
+            }
+            try {
+                return uri.resolve(loc.get());
+            } catch (IllegalArgumentException e) {
+                return Answer.of(Outcome.BAD_RESPONSE, "bad redirect location");
+            }
+        }
         if (status == 200) {
             return new Answer(Outcome.OK, body, null, 0);
         }

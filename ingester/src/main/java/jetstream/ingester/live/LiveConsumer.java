@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -65,13 +64,8 @@ public final class LiveConsumer implements AutoCloseable {
     private final FrameDecoder decoder = new FrameDecoder();
     private final RowConverter converter = new RowConverter();
     private final UpstreamSeqGaps gaps = new UpstreamSeqGaps();
-    private final Map<String, Long> ratchets = new LinkedHashMap<>(1024, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Long> e) {
-            return size() > 100_000;
-        }
-    };
     private final ChainStates chains;
+    private final ReplayRatchets ratchets;
     private final java.util.concurrent.ExecutorService resyncs = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "live-resync");
         t.setDaemon(true);
@@ -100,6 +94,7 @@ public final class LiveConsumer implements AutoCloseable {
         this.steadyState = steadyState;
         this.pdsRoute = pdsRoute;
         this.chains = new ChainStates(store);
+        this.ratchets = new ReplayRatchets(store);
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         metrics.upstreamCursor.set(Math.max(0, cursor));
         this.thread = new Thread(this::run, "live-consumer");
@@ -260,8 +255,12 @@ public final class LiveConsumer implements AutoCloseable {
         }
     }
 
-    /** Handles one frame; false when the stream must be reconnected (relay error frame). */
-    boolean handle(byte[] frame) throws InterruptedException {
+    /**
+     * Handles one frame; false when the stream must be reconnected (relay error frame). Called by the
+     * WebSocket listener one message at a time; public so a benchmark can drive the per-frame path
+     * (decode, verification, ratchets, conversion, writer submission) without a socket.
+     */
+    public boolean handle(byte[] frame) throws InterruptedException {
         metrics.liveReceived.increment();
         FirehoseMessage m;
         try {
@@ -289,7 +288,7 @@ public final class LiveConsumer implements AutoCloseable {
         }
         Map<String, byte[]> stage = new HashMap<>();
         stage.put(MetaKeys.RELAY_CURSOR, MetaKeys.versionedU64le(seq));
-        List<ArchiveRow> rows = rows(m, seq, stage);
+        List<ArchiveRow> rows = rows(m, stage);
         if (rows != null && steadyState.getAsBoolean()) {
             metrics.lastSeenUpstreamEventSeconds.set(Instant.now().getEpochSecond());
         }
@@ -302,9 +301,9 @@ public final class LiveConsumer implements AutoCloseable {
     }
 
     /** The rows of one message (null when the whole event is dropped), staging its metadata. */
-    private List<ArchiveRow> rows(FirehoseMessage m, long seq, Map<String, byte[]> stage) {
+    private List<ArchiveRow> rows(FirehoseMessage m, Map<String, byte[]> stage) {
         if (m instanceof FirehoseMessage.Identity id) {
-            if (!ratchet(MetaKeys.SYNC_IDENT_PREFIX + id.did(), seq, stage)) {
+            if (!ratchets.identity(id, stage)) {
                 metrics.replayedIdentityDropped.increment();
                 return null;
             }
@@ -312,7 +311,7 @@ public final class LiveConsumer implements AutoCloseable {
                 identities.invalidate(id.did());
             }
         } else if (m instanceof FirehoseMessage.Account ac) {
-            if (!ratchet(MetaKeys.SYNC_ACCT_PREFIX + ac.did(), seq, stage)) {
+            if (!ratchets.account(ac, stage)) {
                 metrics.replayedAccountDropped.increment();
                 return null;
             }
@@ -484,18 +483,6 @@ public final class LiveConsumer implements AutoCloseable {
             }
         });
         return records;
-    }
-
-    /** Whether upstream {@code seq} is above the key's ratchet; if so the new ratchet is staged. */
-    private boolean ratchet(String key, long seq, Map<String, byte[]> stage) {
-        Long known = ratchets.get(key);
-        long applied = known != null ? known : MetaKeys.readVersionedI64be(key, store.get(key));
-        if (seq <= applied) {
-            return false;
-        }
-        ratchets.put(key, seq);
-        stage.put(key, MetaKeys.versionedI64be(seq));
-        return true;
     }
 
     @Override

@@ -36,6 +36,8 @@ public final class MetaKeys {
     public static final String REPO_PREFIX = "repo/";
     public static final String SYNC_IDENT_PREFIX = "sync/ident/";
     public static final String SYNC_ACCT_PREFIX = "sync/acct/";
+    /** Verifier hosting state from {@code #account} (encoding: {@code jetstream.ingester.live.HostingState}). */
+    public static final String SYNC_HOST_PREFIX = "sync/host/";
     public static final String SYNC_IDENTITY_PREFIX = "sync/identity/";
     public static final String SYNC_CHAIN_PREFIX = "sync/chain/";
 

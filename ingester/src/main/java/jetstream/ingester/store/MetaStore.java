@@ -32,6 +32,15 @@ public final class MetaStore implements AutoCloseable {
     private final Options options;
     private final RocksDB db;
     private final WriteOptions sync;
+    private volatile OpObserver observer = OpObserver.NONE;
+
+    /** Timing of each store operation ({@code jetstream_store_op_duration_seconds{op,status}}, facts §9). */
+    @FunctionalInterface
+    public interface OpObserver {
+        OpObserver NONE = (op, ok, nanos) -> {};
+
+        void record(String op, boolean ok, long nanos);
+    }
 
     private MetaStore(Path dir, Options options, RocksDB db) {
         this.dir = dir;
@@ -58,10 +67,19 @@ public final class MetaStore implements AutoCloseable {
         return dir;
     }
 
+    /** Sets where operation timings go (get, scan, commit). */
+    public void observe(OpObserver o) {
+        observer = o == null ? OpObserver.NONE : o;
+    }
+
     public byte[] get(String key) {
+        long t0 = System.nanoTime();
         try {
-            return db.get(key.getBytes(StandardCharsets.UTF_8));
+            byte[] v = db.get(key.getBytes(StandardCharsets.UTF_8));
+            observer.record("get", true, System.nanoTime() - t0);
+            return v;
         } catch (RocksDBException e) {
+            observer.record("get", false, System.nanoTime() - t0);
             throw new MetaStoreException("reading " + key + " from", dir, e);
         }
     }
@@ -70,6 +88,7 @@ public final class MetaStore implements AutoCloseable {
     public List<byte[][]> scan(String prefix) {
         byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
         List<byte[][]> out = new ArrayList<>();
+        long t0 = System.nanoTime();
         try (RocksIterator it = db.newIterator()) {
             for (it.seek(p); it.isValid(); it.next()) {
                 byte[] k = it.key();
@@ -80,8 +99,10 @@ public final class MetaStore implements AutoCloseable {
             }
             it.status();
         } catch (RocksDBException e) {
+            observer.record("scan", false, System.nanoTime() - t0);
             throw new MetaStoreException("scanning " + prefix + " in", dir, e);
         }
+        observer.record("scan", true, System.nanoTime() - t0);
         return out;
     }
 
@@ -124,11 +145,14 @@ public final class MetaStore implements AutoCloseable {
 
         /** Commits with fsync; fatal on failure. */
         public void commit() {
+            long t0 = System.nanoTime();
             try {
                 db.write(sync, wb);
             } catch (RocksDBException e) {
+                observer.record("commit", false, System.nanoTime() - t0);
                 throw new MetaStoreException("committing a synced batch to", dir, e);
             }
+            observer.record("commit", true, System.nanoTime() - t0);
         }
 
         @Override

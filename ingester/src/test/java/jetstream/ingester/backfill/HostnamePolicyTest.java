@@ -44,7 +44,7 @@ class HostnamePolicyTest {
             {"169.254.169.254", "link_local", "link_local"},
             {"100.64.0.1", "cgnat", "cgnat"},
             {"100.127.255.254", "cgnat", "cgnat"},
-            {"0.0.0.0", "private", "private"},
+            {"0.0.0.0", "ip_literal", "ip_literal"},
             {"[::1]", "loopback", null},
             {"::1", "loopback", null},
             {"[fe80::1]", "link_local", "link_local"},
@@ -80,6 +80,21 @@ class HostnamePolicyTest {
                 "pds.localhost", "0x7f.0.0.1", "a".repeat(300) + ".example.com", "metadata.google.internal",
                 "pds-0.sim.test:22", "-bad-.example.com"}) {
             assertEquals(false, STRICT.check(h).accepted(), h);
+        }
+    }
+
+    @Test
+    void redirectTargetsPassTheSameRules() {
+        Upstream up = new Upstream("http://127.0.0.1:5000",
+                url -> url.equals("https://pds-0.sim.test") ? "http://127.0.0.1:5001" : url);
+        java.util.function.Predicate<String> ok = u -> BackfillEngine.redirectTargetAllowed(STRICT, up,
+                java.net.URI.create(u));
+        assertEquals(true, ok.test("http://127.0.0.1:5000/xrpc/com.atproto.sync.getRepo"), "the upstream itself");
+        assertEquals(true, ok.test("https://pds-0.sim.test/xrpc/com.atproto.sync.getRepo"), "a dev-routed host");
+        for (String bad : new String[] {"http://169.254.169.254/latest/meta-data", "http://127.0.0.1/x",
+                "https://[::1]/x", "https://pds.localhost/x", "https://10.0.0.1/x", "https://pds.example.com:8443/x",
+                "https://metadata.google.internal/x", "http://127.0.0.1:5001/x"}) {
+            assertEquals(false, ok.test(bad), bad);
         }
     }
 

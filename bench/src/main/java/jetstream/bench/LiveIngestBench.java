@@ -1,0 +1,253 @@
+package jetstream.bench;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import jetstream.atproto.firehose.FirehoseMessage;
+import jetstream.atproto.firehose.FrameDecoder;
+import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.live.IdentityResolver;
+import jetstream.ingester.live.LiveConsumer;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+import jetstream.segment.io.SegmentIO;
+import jetstream.segment.io.SegmentWriter;
+import jetstream.simulator.SimConfig;
+import jetstream.simulator.Simulator;
+
+/**
+ * Live frames → durable rows (issue [D]): real signed firehose frames from the simulator, captured
+ * before any timing, pushed one at a time through {@link LiveConsumer#handle} (decode, Sync 1.1
+ * verification when on, replay ratchets, row conversion, writer submission) into a
+ * {@link SteadyWriter} with real fsync (4096-row blocks, synced RocksDB batch each), then closed
+ * (last block flushed, lease collapsed) — that close is inside the timing. Each pass starts on a
+ * fresh data directory, so replays never meet chain state of an earlier pass. DID documents are
+ * resolved once before timing (the 24 h cache of the production path; PLC lookups are network,
+ * not ingest). Floor, same run: {@link FrameDecoder#decode} of the same frames on one thread.
+ * Reports events/s (wall) and CPU µs per event: the consumer thread plus the writer thread
+ * ({@link ThreadMXBean}), and the whole process (GC and JIT included).
+ *
+ * <p>Usage: {@code bench/run --main jetstream.bench.LiveIngestBench [events] [passes]}
+ * (defaults 40000 and 3; two warm-up passes per mode precede the measured ones).
+ */
+public final class LiveIngestBench {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    record Pass(long events, long wallNanos, long threadCpuNanos, long processCpuNanos) {
+        double eventsPerSecond() {
+            return events * 1e9 / wallNanos;
+        }
+
+        double threadCpuMicrosPerEvent() {
+            return threadCpuNanos / 1e3 / events;
+        }
+
+        double processCpuMicrosPerEvent() {
+            return processCpuNanos / 1e3 / events;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        int events = args.length > 0 ? Integer.parseInt(args[0]) : 40_000;
+        int passes = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        SimConfig cfg = SimConfig.small();
+        cfg.accounts = 1_000;
+        cfg.hosts = 8;
+        cfg.recordsMean = 40;
+        cfg.bigRepos = 0;
+        cfg.replayBuffer = events + 1_000;
+        // #sync would add a getRepo over HTTP per event: a network cost, not the ingest path measured here
+        cfg.mixSync = 0;
+        Path root = Files.createTempDirectory("live-ingest-bench");
+        try (Simulator sim = Simulator.start(cfg)) {
+            sim.advance(events);
+            List<byte[]> frames = capture(sim, events);
+            long bytes = frames.stream().mapToLong(f -> f.length).sum();
+            System.out.printf("captured %d frames (%d bytes, %.0f B/frame) from the simulator%n", frames.size(), bytes,
+                    bytes / (double) frames.size());
+            HttpClient http = HttpClient.newHttpClient();
+            try (MetaStore identityStore = MetaStore.open(root.resolve("identities"))) {
+                IdentityResolver ids = new IdentityResolver(http, sim.url(), identityStore, Duration.ofHours(24));
+                int dids = warmIdentities(frames, ids);
+                System.out.printf("resolved %d DID documents before timing%n", dids);
+                List<Pass> floor = new ArrayList<>();
+                List<Pass> plain = new ArrayList<>();
+                List<Pass> verified = new ArrayList<>();
+                for (int i = 0; i < passes + 2; i++) {
+                    boolean measured = i >= 2;
+                    Pass f = decodeFloor(frames);
+                    Pass n = ingest(frames, root.resolve("p" + i), http, ids, false);
+                    Pass v = ingest(frames, root.resolve("v" + i), http, ids, true);
+                    System.out.printf("%s pass %d: floor %.0f ev/s %.2f µs cpu/ev | no verify %.0f ev/s %.2f µs | verify %.0f ev/s %.2f µs%n",
+                            measured ? "measured" : "warm-up", i, f.eventsPerSecond(), f.threadCpuMicrosPerEvent(),
+                            n.eventsPerSecond(), n.threadCpuMicrosPerEvent(), v.eventsPerSecond(),
+                            v.threadCpuMicrosPerEvent());
+                    if (measured) {
+                        floor.add(f);
+                        plain.add(n);
+                        verified.add(v);
+                    }
+                }
+                report("floor: FrameDecoder.decode only", floor, null);
+                report("live → durable, no verification", plain, median(floor));
+                report("live → durable, Sync 1.1 verification", verified, median(floor));
+            }
+        } finally {
+            try (Stream<Path> s = Files.walk(root)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static Pass median(List<Pass> ps) {
+        List<Pass> sorted = new ArrayList<>(ps);
+        sorted.sort(Comparator.comparingDouble(Pass::eventsPerSecond));
+        return sorted.get(sorted.size() / 2);
+    }
+
+    private static void report(String what, List<Pass> ps, Pass floor) {
+        Pass m = median(ps);
+        double min = ps.stream().mapToDouble(Pass::eventsPerSecond).min().orElse(0);
+        double max = ps.stream().mapToDouble(Pass::eventsPerSecond).max().orElse(0);
+        System.out.printf("RESULT %-42s median %,.0f events/s (range %,.0f–%,.0f), consumer+writer CPU %.2f µs/event, process CPU %.2f µs/event, %,.0f events per CPU-second",
+                what, m.eventsPerSecond(), min, max, m.threadCpuMicrosPerEvent(), m.processCpuMicrosPerEvent(),
+                1e6 / m.threadCpuMicrosPerEvent());
+        if (floor != null) {
+            System.out.printf(" | vs floor: %.3f× its rate, %.1f× its CPU/event", m.eventsPerSecond() / floor.eventsPerSecond(),
+                    m.threadCpuMicrosPerEvent() / floor.threadCpuMicrosPerEvent());
+        }
+        System.out.println();
+    }
+
+    private static Pass decodeFloor(List<byte[]> frames) throws Exception {
+        FrameDecoder decoder = new FrameDecoder();
+        long cpu0 = THREADS.getCurrentThreadCpuTime();
+        long proc0 = OS.getProcessCpuTime();
+        long t0 = System.nanoTime();
+        long sink = 0;
+        for (byte[] f : frames) {
+            sink += decoder.decode(f).seq();
+        }
+        long wall = System.nanoTime() - t0;
+        if (sink == 42) {
+            System.out.print("");
+        }
+        return new Pass(frames.size(), wall, THREADS.getCurrentThreadCpuTime() - cpu0, OS.getProcessCpuTime() - proc0);
+    }
+
+    private static Pass ingest(List<byte[]> frames, Path data, HttpClient http, IdentityResolver ids, boolean verify)
+            throws Exception {
+        IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
+        try (MetaStore store = MetaStore.open(data)) {
+            SteadyWriter writer = SteadyWriter.open(data, store, new SegmentWriter.Config(4096, 256L << 20, Duration.ofSeconds(30)),
+                    SegmentIO.PRODUCTION, 4096, 64L << 20, () -> {}, metrics, t -> {
+                        t.printStackTrace();
+                        System.exit(70);
+                    });
+            LiveConsumer live = new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer, ids, metrics, verify,
+                    () -> true, UnaryOperator.identity());
+            Thread writerThread = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().equals("steady-writer") && t.isAlive()).reduce((a, b) -> b.getId() > a.getId() ? b : a)
+                    .orElseThrow();
+            long w0 = THREADS.getThreadCpuTime(writerThread.getId());
+            long cpu0 = THREADS.getCurrentThreadCpuTime();
+            long proc0 = OS.getProcessCpuTime();
+            long t0 = System.nanoTime();
+            for (byte[] f : frames) {
+                live.handle(f);
+            }
+            long target = frames.size();
+            while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames)) {
+                TimeUnit.MICROSECONDS.sleep(50);
+            }
+            long writerCpu = THREADS.getThreadCpuTime(writerThread.getId()) - w0;
+            writer.close();
+            long wall = System.nanoTime() - t0;
+            long cpu = THREADS.getCurrentThreadCpuTime() - cpu0 + writerCpu;
+            long proc = OS.getProcessCpuTime() - proc0;
+            long rows = writer.appendedCount();
+            double failures = metrics.registry().find("jetstream_verifier_failures_total").counters().stream()
+                    .mapToDouble(c -> c.count()).sum();
+            if (rows < target * 9 / 10 || failures > 0) {
+                throw new IllegalStateException("pass archived " + rows + " rows for " + target + " events, "
+                        + failures + " verification failures");
+            }
+            return new Pass(target, wall, cpu, proc);
+        }
+    }
+
+    private static long lastSeq(List<byte[]> frames) throws Exception {
+        return new FrameDecoder().decode(frames.get(frames.size() - 1)).seq();
+    }
+
+    private static int warmIdentities(List<byte[]> frames, IdentityResolver ids) throws Exception {
+        FrameDecoder decoder = new FrameDecoder();
+        Set<String> dids = new HashSet<>();
+        for (byte[] f : frames) {
+            FirehoseMessage m = decoder.decode(f);
+            String did = m instanceof FirehoseMessage.Commit c ? c.repo() : m instanceof FirehoseMessage.Sync s ? s.did() : null;
+            if (did != null && dids.add(did) && ids.resolve(did).doc() == null) {
+                throw new IllegalStateException("cannot resolve " + did);
+            }
+        }
+        return dids.size();
+    }
+
+    /** Every frame 1..n from the simulator's replay buffer over its relay WebSocket. */
+    private static List<byte[]> capture(Simulator sim, int n) throws Exception {
+        List<byte[]> frames = new ArrayList<>(n);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder()
+                .buildAsync(URI.create(sim.firehoseUrl() + "?cursor=0"), new WebSocket.Listener() {
+                    private byte[] buf = new byte[1 << 16];
+                    private int len;
+
+                    @Override
+                    public CompletionStage<?> onBinary(WebSocket w, ByteBuffer d, boolean last) {
+                        int k = d.remaining();
+                        if (len + k > buf.length) {
+                            buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + k));
+                        }
+                        d.get(buf, len, k);
+                        len += k;
+                        if (last) {
+                            frames.add(Arrays.copyOf(buf, len));
+                            len = 0;
+                            if (frames.size() >= n) {
+                                done.complete(null);
+                            }
+                        }
+                        w.request(1);
+                        return null;
+                    }
+
+                    @Override
+                    public void onError(WebSocket w, Throwable error) {
+                        done.completeExceptionally(error);
+                    }
+                }).join();
+        done.get(300, TimeUnit.SECONDS);
+        ws.abort();
+        return frames;
+    }
+}
