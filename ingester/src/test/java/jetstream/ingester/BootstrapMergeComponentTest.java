@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import jetstream.feed.FeedClient;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.feed.VacancyFile;
@@ -83,6 +84,13 @@ class BootstrapMergeComponentTest {
                         throw new AssertionError("fatal", t);
                     })) {
                 assertEquals(LifecyclePhase.BOOTSTRAP, core.phase());
+                List<FeedFrame.Phase> phaseFrames = new java.util.concurrent.CopyOnWriteArrayList<>();
+                FeedClient feed = FeedClient.start(FeedClient.Options.defaults(data.resolve("run").resolve("feed.sock")),
+                        FeedFrame.Subscribe.LIVE, f -> {
+                            if (f instanceof FeedFrame.Phase p) {
+                                phaseFrames.add(p);
+                            }
+                        });
                 long deadline = System.nanoTime() + 180_000_000_000L;
                 while (core.phase() != LifecyclePhase.STEADY_STATE && System.nanoTime() < deadline) {
                     if (seen.isEmpty() || seen.get(seen.size() - 1) != core.phase()) {
@@ -94,6 +102,14 @@ class BootstrapMergeComponentTest {
                     Thread.sleep(80);
                 }
                 assertEquals(LifecyclePhase.STEADY_STATE, core.phase(), "steady state within 3 minutes");
+                Thread.sleep(300);
+                feed.close();
+                // the subscribe snapshot (previous none), then each change with the phase it left
+                assertEquals(List.of(LifecyclePhase.BOOTSTRAP, LifecyclePhase.MERGING, LifecyclePhase.STEADY_STATE),
+                        phaseFrames.stream().map(FeedFrame.Phase::phase).toList(), phaseFrames.toString());
+                assertEquals(List.of(LifecyclePhase.NONE, LifecyclePhase.BOOTSTRAP, LifecyclePhase.MERGING),
+                        phaseFrames.stream().map(FeedFrame.Phase::previous).toList(), phaseFrames.toString());
+                assertTrue(phaseFrames.get(1).enteredAt() > 0 && phaseFrames.get(2).enteredAt() >= phaseFrames.get(1).enteredAt());
                 assertTrue(core.phases().lastMerge().files() > 0 && core.phases().lastMerge().rowsKept() > 0,
                         "live events were captured during bootstrap and merged: " + core.phases().lastMerge());
                 sim.advance(200);

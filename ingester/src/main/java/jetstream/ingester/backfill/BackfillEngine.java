@@ -76,7 +76,8 @@ public final class BackfillEngine implements AutoCloseable {
     private final ExecutorService hostThreads;
     private final Semaphore activeHosts;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
-    private final Set<String> claimed = ConcurrentHashMap.newKeySet();
+    /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
+    private final Object discoveryLock = new Object();
     private final Map<RepoStatus.Status, AtomicLong> counts = new ConcurrentHashMap<>();
     private final AtomicLong records = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
@@ -85,6 +86,8 @@ public final class BackfillEngine implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean direct;
     private volatile boolean countsLoaded;
+    /** The running mode: the discovery sweep gives each host one attempt, a bootstrap crawl two. */
+    private volatile Mode mode = Mode.FULL;
     private volatile long runStartNanos = System.nanoTime();
 
     public BackfillEngine(BackfillSettings s, java.net.http.HttpClient http, MetaStore store, SteadyWriter writer,
@@ -197,6 +200,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (!countsLoaded) {
             recover();
         }
+        this.mode = mode;
         runStartNanos = System.nanoTime();
         records.set(0);
         bytes.set(0);
@@ -267,15 +271,16 @@ public final class BackfillEngine implements AutoCloseable {
         HostRun h = new HostRun(host, upstream.url(), new PdsHost(host));
         Page page = new Page("", false);
         List<Job> jobs = new ArrayList<>();
-        Map<String, byte[]> stage = new LinkedHashMap<>();
         Instant now = Instant.now();
-        for (String did : settings.backfillRepos()) {
-            if (!claimed.add(did) || store.get(RepoStatus.key(did)) != null) {
-                continue;
+        synchronized (discoveryLock) {
+            Map<String, byte[]> rows = new LinkedHashMap<>();
+            for (String did : settings.backfillRepos()) {
+                if (store.get(RepoStatus.key(did)) == null) {
+                    discovered(did, host, mode, now, rows, page, jobs, null);
+                }
             }
-            discovered(did, host, mode, now, stage, page, jobs, null);
+            commitDiscovered(rows);
         }
-        writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
         if (mode == Mode.FULL) {
             synchronized (h) {
                 h.pages.add(page);
@@ -484,20 +489,23 @@ public final class BackfillEngine implements AutoCloseable {
             String next = page.cursor() == null ? "" : page.cursor();
             boolean last = next.isEmpty() || next.equals(cursor) || page.repos().isEmpty();
             Page p = new Page(last ? "" : next, last);
-            Map<String, byte[]> stage = new LinkedHashMap<>();
             List<Job> jobs = new ArrayList<>();
             Instant now = Instant.now();
-            for (Xrpc.Repo r : page.repos()) {
-                if (r.did() == null || !Did.isValid(r.did()) || !claimed.add(r.did())) {
-                    continue;
+            synchronized (discoveryLock) {
+                Map<String, byte[]> rows = new LinkedHashMap<>();
+                for (Xrpc.Repo r : page.repos()) {
+                    if (r.did() == null || !Did.isValid(r.did()) || rows.containsKey(RepoStatus.key(r.did()))) {
+                        continue;
+                    }
+                    if (store.get(RepoStatus.key(r.did())) != null) {
+                        continue; // known (this run or an earlier one): its status decides what happens to it
+                    }
+                    if (capReached()) {
+                        break;
+                    }
+                    discovered(r.did(), h.hostname, mode, now, rows, p, jobs, r);
                 }
-                if (store.get(RepoStatus.key(r.did())) != null) {
-                    continue; // known from an earlier run: its status decides what happens to it
-                }
-                if (capReached()) {
-                    break;
-                }
-                discovered(r.did(), h.hostname, mode, now, stage, p, jobs, r);
+                commitDiscovered(rows);
             }
             synchronized (h) {
                 if (!page.repos().isEmpty()) {
@@ -507,13 +515,14 @@ public final class BackfillEngine implements AutoCloseable {
                 h.pages.add(p);
             }
             bm.hostEnumeratedRepos.increment(page.repos().size());
-            writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
             pageSettled(h, p);
             for (Job j : jobs) {
-                dispatch(h, j);
+                h.queue.addLast(j);
             }
-            for (Job q; (q = h.queue.poll()) != null; ) {
-                dispatch(h, q); // jobs handed back by a retry or a park
+            // oldest first: jobs handed back by a retry or a park sit at the head, so early pages settle
+            // (and release their cursor) before later pages take the host's slots
+            for (Job q; (q = h.queue.pollFirst()) != null; ) {
+                dispatch(h, q);
             }
             if (p.last) {
                 return true;
@@ -523,7 +532,24 @@ public final class BackfillEngine implements AutoCloseable {
         return false;
     }
 
-    /** A DID seen for the first time: its row staged, and in FULL mode a download job. */
+    /**
+     * First-sighting rows are written at once in their own synced batch (they claim no data, so
+     * they need not wait for a block): a DID listed again, by this host or another, is then known.
+     * The terminal status that follows is staged through the writer and commits later.
+     */
+    private void commitDiscovered(Map<String, byte[]> rows) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        try (MetaStore.Batch b = store.batch()) {
+            for (Map.Entry<String, byte[]> e : rows.entrySet()) {
+                b.put(e.getKey(), e.getValue());
+            }
+            b.commit();
+        }
+    }
+
+    /** A DID seen for the first time: its row, and in FULL mode a download job. */
     private void discovered(String did, String hostname, Mode mode, Instant now, Map<String, byte[]> stage, Page page,
                             List<Job> jobs, Xrpc.Repo listed) {
         bm.discovered.increment();
@@ -568,7 +594,7 @@ public final class BackfillEngine implements AutoCloseable {
                     return;
                 }
             }
-            Job j = h.queue.poll(100, TimeUnit.MILLISECONDS);
+            Job j = h.queue.pollFirst(100, TimeUnit.MILLISECONDS);
             if (j != null) {
                 dispatch(h, j);
             }
@@ -611,7 +637,7 @@ public final class BackfillEngine implements AutoCloseable {
             return;
         }
         if (System.currentTimeMillis() < h.parkedUntil) {
-            h.queue.add(j); // parked while queued: step aside without a request
+            h.queue.addFirst(j); // parked while queued: step aside without a request
             return;
         }
         long t0 = System.nanoTime();
@@ -644,11 +670,11 @@ public final class BackfillEngine implements AutoCloseable {
                 j.parks = 0;
                 retryOrFail(h, j, "rate limited");
             } else {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             }
         } else if (r instanceof RepoFetcher.Unreachable u) {
             if (hostFailure(h, u.error())) {
-                h.queue.add(j);
+                h.queue.addFirst(j);
             } else {
                 finishFailed(h, j, "host exhausted: " + u.error());
             }
@@ -665,7 +691,7 @@ public final class BackfillEngine implements AutoCloseable {
     /** One retry per repo: the first failure requeues it, the second records it failed. */
     private void retryOrFail(HostRun h, Job j, String error) throws InterruptedException {
         if (++j.attempts < 2) {
-            h.queue.add(j);
+            h.queue.addFirst(j);
         } else {
             finishFailed(h, j, error);
         }
@@ -750,7 +776,7 @@ public final class BackfillEngine implements AutoCloseable {
             }
             h.hostFailures++;
             h.row.lastError(error);
-            if (h.hostFailures >= 2) {
+            if (h.hostFailures >= (mode == Mode.DISCOVER_ONLY ? 1 : 2)) {
                 h.exhausted = true;
                 go = false;
             } else {
@@ -794,6 +820,9 @@ public final class BackfillEngine implements AutoCloseable {
      * the steady-state retrier; deactivated/taken-down/missing repos become {@code unavailable}.
      */
     public void pendingRetryPass() throws InterruptedException {
+        if (!countsLoaded) {
+            recover();
+        }
         List<RepoStatus> pending = new ArrayList<>();
         for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
             String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),

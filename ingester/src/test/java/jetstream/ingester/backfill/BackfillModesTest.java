@@ -208,6 +208,62 @@ class BackfillModesTest {
     }
 
     @Test
+    @Timeout(180)
+    void discoverySweepRecordsUnknownDidsAsFailedAndDownloadsNothing(@TempDir Path dir) throws Exception {
+        SimConfig cfg = SimConfig.small();
+        cfg.seed = 14;
+        Path data = dir.resolve("data");
+        IngestMetrics metrics = BackfillFixture.metrics();
+        try (Simulator sim = Simulator.start(cfg); MetaStore store = MetaStore.open(data)) {
+            GroundTruth t = sim.truth();
+            String host0 = sim.hostnames().get(0);
+            // host 0 was drained by the bootstrap; the sweep reopens it at its last non-empty cursor, so the
+            // first page (before that cursor) is not listed again
+            List<String> firstPage = listedBefore(sim.hostUrl(host0), "5");
+            Instant now = Instant.now();
+            Set<String> known = new HashSet<>();
+            try (MetaStore.Batch b = store.batch()) {
+                b.put(PdsHost.key(host0), new PdsHost(host0).state(PdsHost.DRAINED).enumerated(true)
+                        .lastNonEmptyCursor("5").toJson());
+                List<String> dids = t.dids();
+                for (int i = 0; i < dids.size(); i += 2) {
+                    RepoStatus r = RepoStatus.discovered(dids.get(i), t.hostname(dids.get(i)), now)
+                            .status(RepoStatus.Status.COMPLETE).backfillRev(t.rev(dids.get(i)));
+                    b.put(r.key(), r.toJson());
+                    known.add(dids.get(i));
+                }
+                b.commit();
+            }
+            try (SteadyWriter writer = BackfillFixture.openWriter(data, store, metrics);
+                 BackfillEngine engine = new BackfillEngine(BackfillFixture.settings(sim.url()), BackfillFixture.client(),
+                         store, writer, metrics, BackfillFixture.route(sim))) {
+                engine.run(BackfillEngine.Mode.DISCOVER_ONLY);
+            }
+            assertTrue(BackfillFixture.scan(data).isEmpty(), "the sweep downloads nothing");
+            Map<String, RepoStatus> rows = BackfillFixture.repoRows(store);
+            int markers = 0;
+            for (String did : t.dids()) {
+                RepoStatus r = rows.get(did);
+                if (known.contains(did)) {
+                    assertEquals(RepoStatus.Status.COMPLETE, r.status(), "known rows are left alone");
+                } else if (t.status(did).equals("deleted") || (firstPage.contains(did)
+                        && t.hostname(did).equals(host0))) {
+                    assertNull(r, did + " is not listed by the sweep");
+                } else {
+                    assertEquals(RepoStatus.Status.FAILED, r.status(), did);
+                    assertEquals(t.hostname(did), r.pds());
+                    assertTrue(!r.nextAttemptAt().isAfter(Instant.now()), "due for the retrier at once");
+                    markers++;
+                }
+            }
+            assertTrue(markers > 0 && firstPage.stream().anyMatch(d -> !known.contains(d)), "the test is not vacuous");
+            for (PdsHost h : BackfillFixture.hostRows(store).values()) {
+                assertEquals(PdsHost.DRAINED, h.state(), h.hostname());
+            }
+        }
+    }
+
+    @Test
     void backoffDoublesUpToTheCap() {
         WholeRepoReplacer r = new WholeRepoReplacer(null, null, null, Duration.ofHours(4), Duration.ofHours(168));
         assertEquals(Duration.ofHours(4), r.backoff(1));
