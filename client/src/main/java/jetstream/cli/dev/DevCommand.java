@@ -100,8 +100,10 @@ public final class DevCommand {
         }
         Files.createDirectories(cfg.dataDir());
         out.println("dev: starting the stack (data " + cfg.dataDir() + ")");
-        out.println("dev: NOTE the ingester starts in steady state directly on the simulator's relay with an empty"
-                + " archive: bootstrap/backfill ([D2]) is not built yet, so history begins now");
+        if (!"false".equals(System.getenv("JETSTREAM_INGEST_START_STEADY"))) {
+            out.println("dev: NOTE the ingester starts in steady state on the simulator's relay with an empty archive,"
+                    + " so history begins now (JETSTREAM_INGEST_START_STEADY=false runs the bootstrap and merge first)");
+        }
         DevStack stack = DevStack.create(cfg);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("\ndev: stopping (SIGTERM, then kill after 15 s)...");

@@ -184,8 +184,11 @@ public final class DevStack implements AutoCloseable {
                 env.put("JETSTREAM_DATA_DIR", data);
                 env.put("JETSTREAM_RELAY_URL", cfg.simUrl());
                 env.put("JETSTREAM_PLC_URL", cfg.simUrl());
-                // bootstrap/backfill ([D2]) is not built: start in steady state on an empty archive
-                env.put("JETSTREAM_INGEST_START_STEADY", "true");
+                // a live demo within seconds: steady state on an empty archive, unless the shell asks for the
+                // bootstrap (JETSTREAM_INGEST_START_STEADY=false backfills the simulator's repos first)
+                if (System.getenv("JETSTREAM_INGEST_START_STEADY") == null) {
+                    env.putIfAbsent("JETSTREAM_INGEST_START_STEADY", "true");
+                }
                 // DID documents name pds-N.sim.test: route them to the simulator's host ports for resync getRepo
                 env.put("JETSTREAM_INGEST_DEV_HOST_MAP_URL", cfg.simUrl() + "/sim/hosts");
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
