@@ -24,6 +24,9 @@ final class ImportMetrics {
         this.r = r;
         jobDuration = Timer.builder("jetstream_import_job_duration_seconds").register(r);
         Gauge.builder("jetstream_import_phase", phase, AtomicInteger::get).register(r);
+        // both outcomes exist from the start, so an alert on failed jobs has a series to compare against
+        r.counter("jetstream_import_jobs_total", "result", "complete");
+        r.counter("jetstream_import_jobs_total", "result", "failed");
         rowsParsed = r.counter("jetstream_import_rows_parsed_total");
         rowsMutated = r.counter("jetstream_import_rows_mutated_total");
         rowsCorruptOffset = r.counter("jetstream_import_rows_corrupt_offset_total");
