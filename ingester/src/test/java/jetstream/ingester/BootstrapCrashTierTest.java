@@ -128,15 +128,17 @@ class BootstrapCrashTierTest {
             throws Exception {
         produce.set(false);
         Thread.sleep(150);
-        child.send("catchup " + sim.headSeq());
-        child.await("CAUGHT", 120);
         // the reader follows this incarnation (after a too-old answer, from the log floor) and sees
-        // its events confirmed by a watermark before the stop
-        long deadline = System.nanoTime() + 20_000_000_000L;
+        // some of its events confirmed by a watermark: a few more live events make sure there are
+        // events after the reader's (re)subscription
+        long deadline = System.nanoTime() + 30_000_000_000L;
         while (!reader.confirmedAny() && System.nanoTime() < deadline) {
             reader.recoverFromTooOld();
-            Thread.sleep(100);
+            sim.advance(2);
+            Thread.sleep(400);
         }
+        child.send("catchup " + sim.headSeq());
+        child.await("CAUGHT", 120);
         child.send("stop");
         child.await("CLOSED", 60);
         assertEquals(0, child.process.waitFor());
