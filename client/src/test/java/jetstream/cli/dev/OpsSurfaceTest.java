@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.math.BigDecimal;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -71,8 +70,8 @@ class OpsSurfaceTest {
         }
         Path data = root.resolve("client/target/ops-test");
         DevCommand.deleteTree(data);
-        int base = freeRun(6);
-        int front = freeRun(1);
+        int base = SystemTest.freeRun(6);
+        int front = SystemTest.freeRun(1);
         Map<String, Map<String, String>> env = Map.of(
                 "ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s", "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64",
                         "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "65536"),
@@ -106,25 +105,6 @@ class OpsSurfaceTest {
         if (stack != null) {
             stack.close();
         }
-    }
-
-    private static int freeRun(int n) throws IOException {
-        java.util.Random random = new java.util.Random();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int start = 20_000 + random.nextInt(12_000);
-            boolean ok = true;
-            for (int p = start; p < start + n && ok; p++) {
-                try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
-                    ok = true;
-                } catch (IOException busy) {
-                    ok = false;
-                }
-            }
-            if (ok) {
-                return start;
-            }
-        }
-        throw new IOException("no run of " + n + " free ports");
     }
 
     static HttpResponse<String> get(String url) throws IOException, InterruptedException {

@@ -231,7 +231,7 @@ class SystemTest {
      * The first port of {@code n} consecutive free loopback ports, below the kernel's ephemeral range:
      * the simulator binds its PDS hosts on ephemeral ports, which must never land on a service's port.
      */
-    private static int freeRun(int n) throws IOException {
+    static int freeRun(int n) throws IOException {
         java.util.Random random = new java.util.Random();
         for (int attempt = 0; attempt < 200; attempt++) {
             int start = 20_000 + random.nextInt(12_000);
