@@ -1,6 +1,7 @@
 package jetstream.gateway;
 
 import jetstream.config.RootConfigSource;
+import jetstream.service.Operations;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;

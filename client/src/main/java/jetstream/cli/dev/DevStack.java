@@ -338,7 +338,9 @@ public final class DevStack implements AutoCloseable {
                 continue;
             }
             long built = Files.getLastModifiedTime(artifact).toMillis();
+            // the Quarkus services also bundle service-common
             if (newerThan(root.resolve(m), built) || newerThan(root.resolve("shared-format"), built)
+                    || (!m.equals("simulator") && newerThan(root.resolve("service-common"), built))
                     || Files.getLastModifiedTime(root.resolve("pom.xml")).toMillis() > built) {
                 stale.add(m);
             }

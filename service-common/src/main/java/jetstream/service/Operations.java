@@ -1,4 +1,4 @@
-package jetstream.gateway;
+package jetstream.service;
 
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
@@ -20,9 +20,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Operator surface of this service (spec §7.1): crash reports for escaped exceptions, and the
+ * Operator surface of each service (spec §7.1): crash reports for escaped exceptions, and the
  * debug listener ({@link DebugServer}) when {@code JETSTREAM_DEBUG_ADDR} is set. Its {@code /readyz}
- * is this service's readiness checks plus "the public listener is bound".
+ * is the service's readiness checks plus "the public listener is bound".
  */
 @ApplicationScoped
 public class Operations {
