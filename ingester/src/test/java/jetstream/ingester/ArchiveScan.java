@@ -5,12 +5,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.feed.FeedFrame;
-import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
-import jetstream.segment.io.SegmentName;
+import jetstream.testing.ArchiveRows;
 
 /** Test helper: every row of {@code data/segments}, in file and block order, as feed events. */
 public final class ArchiveScan {
@@ -28,26 +24,7 @@ public final class ArchiveScan {
 
     public static List<FeedFrame.Event> events(Path dataDir) throws IOException {
         List<FeedFrame.Event> out = new ArrayList<>();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            for (SegmentName.Entry e : SegmentName.scan(dataDir.resolve("segments"))) {
-                try {
-                    SegmentReader r = SegmentReader.open(e.path());
-                    r.forEachRow(zstd, (block, view, row) -> out.add(event(view, row)));
-                } catch (SegmentException ex) {
-                    if (ex.type() != SegmentException.Type.ACTIVE_SEGMENT) {
-                        throw ex;
-                    }
-                    ActiveSegmentReader a = ActiveSegmentReader.open(e.path());
-                    BlockView view = new BlockView();
-                    for (int b = 0; b < a.blockCount(); b++) {
-                        a.block(b, view, zstd);
-                        for (int i = 0; i < view.size(); i++) {
-                            out.add(event(view, i));
-                        }
-                    }
-                }
-            }
-        }
+        ArchiveRows.forEach(dataDir.resolve("segments"), (block, view, row) -> out.add(event(view, row)));
         return out;
     }
 }

@@ -3,14 +3,13 @@ package jetstream.ingester;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.util.NavigableMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentSkipListMap;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.FrameDecoder;
 import jetstream.simulator.Simulator;
+import jetstream.testing.WholeMessages;
 
 /** Test helper: every decodable firehose frame of a simulator from seq 1 to its head, read over its relay WebSocket. */
 final class SimFrames {
@@ -25,44 +24,19 @@ final class SimFrames {
             long from = frames.isEmpty() ? 0 : frames.lastKey();
             CompletableFuture<Void> ended = new CompletableFuture<>();
             WebSocket socket = http.newWebSocketBuilder().buildAsync(URI.create(sim.firehoseUrl() + "?cursor=" + from),
-                    new WebSocket.Listener() {
-                        private final java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-
-                        @Override
-                        public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer d, boolean last) {
-                            byte[] b = new byte[d.remaining()];
-                            d.get(b);
-                            buf.write(b, 0, b.length);
-                            if (last) {
-                                byte[] f = buf.toByteArray();
-                                buf.reset();
-                                try {
-                                    long seq = decoder.decode(f).seq();
-                                    if (seq > 0) {
-                                        frames.put(seq, f);
-                                    }
-                                } catch (DecodeException ignored) {
-                                    // the malformed-frame fault
-                                }
-                                if (!frames.isEmpty() && frames.lastKey() >= head) {
-                                    ended.complete(null);
-                                }
+                    new WholeMessages(f -> {
+                        try {
+                            long seq = decoder.decode(f).seq();
+                            if (seq > 0) {
+                                frames.put(seq, f);
                             }
-                            ws.request(1);
-                            return null;
+                        } catch (DecodeException ignored) {
+                            // the malformed-frame fault
                         }
-
-                        @Override
-                        public CompletionStage<?> onClose(WebSocket ws, int code, String reason) {
-                            ended.complete(null);
-                            return null;
-                        }
-
-                        @Override
-                        public void onError(WebSocket ws, Throwable error) {
+                        if (!frames.isEmpty() && frames.lastKey() >= head) {
                             ended.complete(null);
                         }
-                    }).join();
+                    }, ended)).join();
             try {
                 // the disconnect fault may stop a subscription without closing it: resume from the last seq
                 ended.get(5, java.util.concurrent.TimeUnit.SECONDS);

@@ -9,12 +9,8 @@ import java.util.TreeMap;
 import jetstream.atproto.cbor.CborReader;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.firehose.ArchiveRow;
-import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
-import jetstream.segment.io.SegmentName;
+import jetstream.testing.ArchiveRows;
 
 /**
  * The archive on disk read back row by row (sealed and active segments) and folded into repository
@@ -35,26 +31,7 @@ final class ArchiveFold {
 
     static ArchiveFold read(Path dataDir) throws IOException {
         ArchiveFold f = new ArchiveFold();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            for (SegmentName.Entry e : SegmentName.scan(dataDir.resolve("segments"))) {
-                try {
-                    SegmentReader r = SegmentReader.open(e.path());
-                    r.forEachRow(zstd, (block, view, i) -> f.add(view, i));
-                } catch (SegmentException ex) {
-                    if (ex.type() != SegmentException.Type.ACTIVE_SEGMENT) {
-                        throw ex;
-                    }
-                    ActiveSegmentReader a = ActiveSegmentReader.open(e.path());
-                    BlockView view = new BlockView();
-                    for (int b = 0; b < a.blockCount(); b++) {
-                        a.block(b, view, zstd);
-                        for (int i = 0; i < view.size(); i++) {
-                            f.add(view, i);
-                        }
-                    }
-                }
-            }
-        }
+        ArchiveRows.forEach(dataDir.resolve("segments"), (block, view, i) -> f.add(view, i));
         for (Row r : f.rows.values()) {
             f.fold(r);
         }

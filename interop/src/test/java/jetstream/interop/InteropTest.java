@@ -25,7 +25,8 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import jetstream.atproto.firehose.ArchiveRow;
-import jetstream.interop.StreamRecorder.Event;
+import jetstream.testing.EventRecorder;
+import jetstream.testing.EventRecorder.Event;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -108,8 +109,10 @@ class InteropTest {
                         "QUARKUS_HTTP_PORT", Integer.toString(gatewayPort), "JETSTREAM_DATA_DIR", data.toString());
                 try (ServiceProcess gateway = ServiceProcess.start(root, "gateway", "fanout-gateway", gatewayPort, gatewayEnv, logs,
                         "/q/health/ready");
-                     StreamRecorder v1 = new StreamRecorder("v1", "http://127.0.0.1:" + gatewayPort, true);
-                     StreamRecorder v2 = new StreamRecorder("v2", "http://127.0.0.1:" + gatewayPort, false)) {
+                     // from cursor=1: each sees the archive from its first event whenever it gets in
+                     EventRecorder v1 = new EventRecorder("v1", "ws://127.0.0.1:" + gatewayPort + "/subscribe", true, 1);
+                     EventRecorder v2 = new EventRecorder("v2", "ws://127.0.0.1:" + gatewayPort
+                             + "/xrpc/network.bsky.jetstream.subscribeEvents", false, 1)) {
                     await("both subscribers to connect", 60, () -> v1.connects() > 0 && v2.connects() > 0);
 
                     Scenario sc = new Scenario(pds, rnd);
@@ -370,10 +373,10 @@ class InteropTest {
      * archived events it is owed (every row for v2; v1 is never sent kind 6 and kind 7 rows), in seq
      * order, each with the archive's identity fields, operation and CID.
      */
-    private static List<String> checkStream(StreamRecorder rec, ArchiveFold archive) {
+    private static List<String> checkStream(EventRecorder rec, ArchiveFold archive) {
         List<String> bad = new ArrayList<>();
         for (String e : rec.errors()) {
-            bad.add(rec.name + ": unparseable frame " + e);
+            bad.add(rec.name() + ": unparseable frame " + e);
         }
         List<Event> got = new ArrayList<>();
         Map<Long, Event> seen = new HashMap<>();
@@ -382,12 +385,12 @@ class InteropTest {
             if (prev == null) {
                 got.add(e);
             } else if (!prev.equals(e)) {
-                bad.add(rec.name + ": seq " + e.seq() + " delivered twice with different content: " + prev + " / " + e);
+                bad.add(rec.name() + ": seq " + e.seq() + " delivered twice with different content: " + prev + " / " + e);
             }
         }
         List<Event> want = new ArrayList<>();
         for (ArchiveFold.Row r : archive.rows.values()) {
-            if (rec.v1 && (r.kind() == ArchiveRow.KIND_SYNC || r.kind() == ArchiveRow.KIND_CREATE_RESYNC)) {
+            if (rec.v1() && (r.kind() == ArchiveRow.KIND_SYNC || r.kind() == ArchiveRow.KIND_CREATE_RESYNC)) {
                 continue;
             }
             want.add(expected(r));
@@ -396,7 +399,7 @@ class InteropTest {
             Event g = i < got.size() ? got.get(i) : null;
             Event w = i < want.size() ? want.get(i) : null;
             if (g == null || !g.equals(w)) {
-                bad.add(rec.name + ": event #" + i + " is " + g + ", the archive says " + w);
+                bad.add(rec.name() + ": event #" + i + " is " + g + ", the archive says " + w);
             }
         }
         return bad;

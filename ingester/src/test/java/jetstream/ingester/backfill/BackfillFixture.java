@@ -32,17 +32,13 @@ import jetstream.atproto.cid.Cid;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
-import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentIO;
-import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.GroundTruth;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import jetstream.testing.ArchiveRows;
 
 /** Shared pieces of the backfill tests: writer, routing, a request-recording client, archive scan and fold. */
 final class BackfillFixture {
@@ -91,26 +87,7 @@ final class BackfillFixture {
     /** Every row of {@code data/segments}, in seq order. */
     static List<Row> scan(Path data) throws IOException {
         List<Row> out = new ArrayList<>();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            for (SegmentName.Entry e : SegmentName.scan(data.resolve("segments"))) {
-                try {
-                    SegmentReader r = SegmentReader.open(e.path());
-                    r.forEachRow(zstd, (block, view, row) -> out.add(row(view, row)));
-                } catch (SegmentException ex) {
-                    if (ex.type() != SegmentException.Type.ACTIVE_SEGMENT) {
-                        throw ex;
-                    }
-                    ActiveSegmentReader a = ActiveSegmentReader.open(e.path());
-                    BlockView view = new BlockView();
-                    for (int b = 0; b < a.blockCount(); b++) {
-                        a.block(b, view, zstd);
-                        for (int i = 0; i < view.size(); i++) {
-                            out.add(row(view, i));
-                        }
-                    }
-                }
-            }
-        }
+        ArchiveRows.forEach(data.resolve("segments"), (block, view, row) -> out.add(row(view, row)));
         return out;
     }
 

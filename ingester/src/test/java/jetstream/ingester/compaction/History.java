@@ -12,13 +12,11 @@ import java.util.Random;
 import jetstream.atproto.cbor.CborWriter;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
-import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockIndexEntry;
-import jetstream.segment.BlockView;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
+import jetstream.testing.ArchiveRows;
 
 /**
  * Test model of compaction, written independently of the production fold: random histories of
@@ -130,32 +128,9 @@ public final class History {
     /** Every row of every segment file in {@code segments} (sealed and active), in file order. */
     public static List<Row> read(Path segments) throws IOException {
         List<Row> out = new ArrayList<>();
-        try (ZstdFrames z = new ZstdFrames()) {
-            BlockView v = new BlockView();
-            for (SegmentName.Entry e : SegmentName.scan(segments)) {
-                try {
-                    SegmentReader r = SegmentReader.open(e.path());
-                    for (int b = 0; b < r.blockCount(); b++) {
-                        add(r.block(b, v, z), out);
-                    }
-                } catch (SegmentException active) {
-                    if (active.type() != SegmentException.Type.ACTIVE_SEGMENT) {
-                        throw active;
-                    }
-                    ActiveSegmentReader a = ActiveSegmentReader.open(e.path());
-                    for (int b = 0; b < a.blockCount(); b++) {
-                        add(a.block(b, v, z), out);
-                    }
-                }
-            }
-        }
+        ArchiveRows.forEach(segments, (block, v, i) -> out.add(
+                new Row(v.seq(i), v.witnessedAt(i), v.kindCode(i), v.did(i), v.collection(i), v.rkey(i), v.payload(i))));
         return out;
-    }
-
-    private static void add(BlockView v, List<Row> out) {
-        for (int i = 0; i < v.size(); i++) {
-            out.add(new Row(v.seq(i), v.witnessedAt(i), v.kindCode(i), v.did(i), v.collection(i), v.rkey(i), v.payload(i)));
-        }
     }
 
     /** The sealed files' shapes (block count, block and header envelopes). */

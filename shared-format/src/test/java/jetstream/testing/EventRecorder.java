@@ -1,47 +1,53 @@
-package jetstream.interop;
+package jetstream.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An unfiltered v1 ({@code /subscribe}) or v2 ({@code subscribeEvents}) subscriber of a gateway,
- * recording every event as {@link Event}. It connects from {@code cursor=1} (so it sees the archive
- * from its first event whenever it gets in) and, if the connection ends (a 503 while the ingester is
- * not yet serving, a restart), reconnects from the last seq it saw; repeats are kept, the checker
- * treats identical repeats as one.
+ * Test helper: a live subscriber of a gateway's v1 ({@code /subscribe}) or v2 ({@code subscribeEvents})
+ * JSON stream that records every event it receives. Whenever its connection ends or cannot be opened
+ * (a 503 while the service is not serving yet, a restart) it reconnects after 500 ms with
+ * {@code cursor=<last seq seen>}, inclusive, so the first event after a reconnect repeats one already
+ * recorded: callers treat identical repeats as one. Lines it cannot parse are kept in {@link #errors()}.
  */
-final class StreamRecorder implements AutoCloseable {
-    /** kind: commit/identity/account/sync; operation and cid for commits (cid "" for deletes). */
-    record Event(long seq, String did, String kind, String operation, String collection, String rkey, String cid) {}
+public final class EventRecorder implements AutoCloseable {
+    /** kind: commit/identity/account/sync; operation and cid for commits ("" otherwise, cid "" for deletes). */
+    public record Event(long seq, String did, String kind, String operation, String collection, String rkey, String cid) {}
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    final String name;
-    final boolean v1;
+    private final String name;
     private final String url;
+    private final boolean v1;
+    private final long fromCursor;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final List<Event> events = new ArrayList<>();
     private final List<String> errors = new ArrayList<>();
+    private final AtomicInteger connects = new AtomicInteger();
     private final Thread loop;
     private volatile boolean closed;
-    private volatile long lastSeq = 1;
-    private volatile int connects;
+    private volatile long lastSeq;
 
-    StreamRecorder(String name, String gatewayBase, boolean v1) {
+    /**
+     * {@code url}: the ws:// endpoint, with or without a query (its filters); {@code fromCursor}: the
+     * cursor of the first connection, 0 for none (the live tail).
+     */
+    public EventRecorder(String name, String url, boolean v1, long fromCursor) {
         this.name = name;
+        this.url = url;
         this.v1 = v1;
-        this.url = gatewayBase.replaceFirst("^http", "ws") + (v1 ? "/subscribe" : "/xrpc/network.bsky.jetstream.subscribeEvents");
+        this.fromCursor = fromCursor;
         this.loop = new Thread(this::run, "recorder-" + name);
         this.loop.setDaemon(true);
         this.loop.start();
@@ -52,18 +58,19 @@ final class StreamRecorder implements AutoCloseable {
             CompletableFuture<Void> ended = new CompletableFuture<>();
             try {
                 WebSocket ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
-                        .buildAsync(URI.create(url + "?cursor=" + lastSeq), new Listener(ended)).get(10, TimeUnit.SECONDS);
-                connects++;
+                        .buildAsync(URI.create(connectUrl()), new WholeMessages(this::record, ended))
+                        .get(10, TimeUnit.SECONDS);
+                connects.incrementAndGet();
                 while (!closed && !ended.isDone()) {
                     try {
                         ended.get(200, TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.TimeoutException t) {
+                    } catch (TimeoutException t) {
                         // poll closed
                     }
                 }
                 ws.abort();
             } catch (Exception e) {
-                // not serving yet (503) or restarting: retry
+                // not serving yet or restarting: retry
             }
             if (!closed) {
                 try {
@@ -75,52 +82,13 @@ final class StreamRecorder implements AutoCloseable {
         }
     }
 
-    private final class Listener implements WebSocket.Listener {
-        private final CompletableFuture<Void> ended;
-        private final StringBuilder text = new StringBuilder();
-        private java.io.ByteArrayOutputStream binary = new java.io.ByteArrayOutputStream();
-
-        Listener(CompletableFuture<Void> ended) {
-            this.ended = ended;
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
-            text.append(data);
-            if (last) {
-                record(text.toString());
-                text.setLength(0);
-            }
-            ws.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
-            byte[] b = new byte[data.remaining()];
-            data.get(b);
-            binary.writeBytes(b);
-            if (last) {
-                record(binary.toString(StandardCharsets.UTF_8));
-                binary = new java.io.ByteArrayOutputStream();
-            }
-            ws.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onClose(WebSocket ws, int code, String reason) {
-            ended.complete(null);
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket ws, Throwable error) {
-            ended.complete(null);
-        }
+    private String connectUrl() {
+        long cursor = lastSeq > 0 ? lastSeq : fromCursor;
+        return cursor > 0 ? url + (url.contains("?") ? "&" : "?") + "cursor=" + cursor : url;
     }
 
-    private void record(String json) {
+    private void record(byte[] message) {
+        String json = new String(message, StandardCharsets.UTF_8);
         try {
             JsonNode n = JSON.readTree(json);
             Event e = v1 ? v1Event(n) : v2Event(n);
@@ -157,21 +125,30 @@ final class StreamRecorder implements AutoCloseable {
                 p.path("collection").asText(""), p.path("rkey").asText(""), p.path("cid").asText(""));
     }
 
-    long lastSeq() {
+    public String name() {
+        return name;
+    }
+
+    public boolean v1() {
+        return v1;
+    }
+
+    /** The seq of the last event recorded, 0 before the first. */
+    public long lastSeq() {
         return lastSeq;
     }
 
-    int connects() {
-        return connects;
+    public int connects() {
+        return connects.get();
     }
 
-    List<Event> events() {
+    public List<Event> events() {
         synchronized (events) {
             return new ArrayList<>(events);
         }
     }
 
-    List<String> errors() {
+    public List<String> errors() {
         synchronized (events) {
             return new ArrayList<>(errors);
         }
