@@ -1,11 +1,8 @@
 package jetstream.ingester.backfill;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 
 /**
@@ -91,46 +88,22 @@ public final class PdsHost {
     }
 
     public byte[] toJson() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(160);
-        try (JsonGenerator g = Xrpc.JSON.createGenerator(out)) {
-            g.writeStartObject();
-            g.writeStringField("hostname", hostname);
-            str(g, "relay_status", relayStatus);
-            num(g, "relay_accounts", relayAccounts);
-            num(g, "seq", seq);
-            str(g, "list_repos_cursor", listReposCursor);
-            str(g, "last_non_empty_cursor", lastNonEmptyCursor);
-            g.writeBooleanField("enumerated", enumerated);
-            num(g, "actual_accounts", actualAccounts);
-            num(g, "attempts", attempts);
-            str(g, "last_error", lastError);
-            time(g, "next_attempt_at", nextAttemptAt);
-            str(g, "state", state);
-            time(g, "first_seen_at", firstSeenAt);
-            time(g, "updated_at", updatedAt);
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
-    }
-
-    private static void str(JsonGenerator g, String n, String v) throws IOException {
-        if (!v.isEmpty()) {
-            g.writeStringField(n, v);
-        }
-    }
-
-    private static void num(JsonGenerator g, String n, long v) throws IOException {
-        if (v != 0) {
-            g.writeNumberField(n, v);
-        }
-    }
-
-    private static void time(JsonGenerator g, String n, Instant t) throws IOException {
-        if (t != null) {
-            g.writeStringField(n, GoTime.format(t));
-        }
+        return GoJson.object(160, j -> {
+            j.requiredString("hostname", hostname);
+            j.string("relay_status", relayStatus);
+            j.number("relay_accounts", relayAccounts);
+            j.number("seq", seq);
+            j.string("list_repos_cursor", listReposCursor);
+            j.string("last_non_empty_cursor", lastNonEmptyCursor);
+            j.bool("enumerated", enumerated);
+            j.number("actual_accounts", actualAccounts);
+            j.number("attempts", attempts);
+            j.string("last_error", lastError);
+            j.time("next_attempt_at", nextAttemptAt);
+            j.string("state", state);
+            j.time("first_seen_at", firstSeenAt);
+            j.time("updated_at", updatedAt);
+        });
     }
 
     /** Drained or exhausted: the bootstrap does not wait for this host any more. */

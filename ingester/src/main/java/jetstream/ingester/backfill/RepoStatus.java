@@ -1,12 +1,9 @@
 package jetstream.ingester.backfill;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 
 /**
@@ -201,51 +198,27 @@ public final class RepoStatus {
 
     /** The reference's JSON: Go field order, empty strings, zero numbers and zero times omitted. */
     public byte[] toJson() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(192);
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.writeStartObject();
-            g.writeObjectFieldStart("backfill");
-            g.writeStringField("status", status.wire());
-            string(g, "rev", backfillRev);
-            number(g, "attempts", attempts);
-            number(g, "retry_count", retryCount);
-            string(g, "last_error", lastError);
-            time(g, "next_attempt_at", nextAttemptAt);
-            time(g, "started_at", startedAt);
-            time(g, "completed_at", completedAt);
-            g.writeEndObject();
-            string(g, "pds", pds);
-            string(g, "host", host);
-            string(g, "handle", handle);
-            string(g, "rev", rev);
-            time(g, "updated_at", updatedAt);
-            time(g, "last_attempted_at", lastAttemptedAt);
-            number(g, "record_count", recordCount);
-            number(g, "total_bytes", totalBytes);
-            g.writeBooleanField("active", active);
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
-    }
-
-    private static void string(JsonGenerator g, String name, String v) throws IOException {
-        if (!v.isEmpty()) {
-            g.writeStringField(name, v);
-        }
-    }
-
-    private static void number(JsonGenerator g, String name, long v) throws IOException {
-        if (v != 0) {
-            g.writeNumberField(name, v);
-        }
-    }
-
-    private static void time(JsonGenerator g, String name, Instant t) throws IOException {
-        if (t != null) {
-            g.writeStringField(name, GoTime.format(t));
-        }
+        return GoJson.object(192, j -> {
+            j.object("backfill", b -> {
+                b.requiredString("status", status.wire());
+                b.string("rev", backfillRev);
+                b.number("attempts", attempts);
+                b.number("retry_count", retryCount);
+                b.string("last_error", lastError);
+                b.time("next_attempt_at", nextAttemptAt);
+                b.time("started_at", startedAt);
+                b.time("completed_at", completedAt);
+            });
+            j.string("pds", pds);
+            j.string("host", host);
+            j.string("handle", handle);
+            j.string("rev", rev);
+            j.time("updated_at", updatedAt);
+            j.time("last_attempted_at", lastAttemptedAt);
+            j.number("record_count", recordCount);
+            j.number("total_bytes", totalBytes);
+            j.bool("active", active);
+        });
     }
 
     /**
