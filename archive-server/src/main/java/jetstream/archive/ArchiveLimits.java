@@ -11,6 +11,7 @@ import jakarta.inject.Inject;
 import jetstream.ratelimit.ClientAddress;
 import jetstream.ratelimit.ConcurrencyLimiter;
 import jetstream.ratelimit.KeyedRateLimiter;
+import jetstream.service.XrpcHttp;
 
 /**
  * Origin rate limits of the download and planning methods (spec §7): per client IP, a token bucket
@@ -139,6 +140,6 @@ public class ArchiveLimits {
     private static void reject(RoutingContext ctx, long waitNanos, String message) {
         long seconds = Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
         ctx.response().putHeader("Retry-After", Long.toString(seconds));
-        Xrpc.error(ctx.response(), 429, "RateLimitExceeded", message);
+        XrpcHttp.error(ctx.response(), 429, "RateLimitExceeded", message);
     }
 }

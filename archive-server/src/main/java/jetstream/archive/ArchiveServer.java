@@ -43,6 +43,7 @@ import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentLimits;
 import jetstream.segment.io.SegmentName;
+import jetstream.service.XrpcHttp;
 import org.jboss.logging.Logger;
 
 /**
@@ -55,7 +56,6 @@ import org.jboss.logging.Logger;
 public class ArchiveServer {
     private static final Logger LOG = Logger.getLogger(ArchiveServer.class);
     static final String NS = "network.bsky.jetstream.";
-    static final int BODY_LIMIT = 2 * 1024 * 1024;
     private static final int CHUNK = 4 * 1024 * 1024;
     /** Facts §9: the request-duration histogram uses the Prometheus client's default buckets. */
     private static final Duration[] HTTP_BUCKETS = java.util.stream.DoubleStream.of(
@@ -316,24 +316,9 @@ public class ArchiveServer {
             ctx.next();
             return;
         }
-        Buffer body = Buffer.buffer();
-        boolean[] over = {false};
-        req.handler(chunk -> {
-            if (over[0]) {
-                return;
-            }
-            if (body.length() + chunk.length() > BODY_LIMIT) {
-                over[0] = true;
-                Xrpc.error(ctx.response().putHeader("Connection", "close"), 413, "TooLarge", "request body too large");
-                return;
-            }
-            body.appendBuffer(chunk);
-        });
-        req.endHandler(v -> {
-            if (!over[0]) {
-                ctx.put("body", body.getBytes());
-                ctx.next();
-            }
+        XrpcHttp.readBody(ctx, body -> {
+            ctx.put("body", body.getBytes());
+            ctx.next();
         });
     }
 
@@ -368,12 +353,12 @@ public class ArchiveServer {
             }
         } catch (Xrpc.Failure f) {
             if (!ctx.response().headWritten()) {
-                Xrpc.error(ctx.response(), f.status, f.name, f.getMessage());
+                XrpcHttp.error(ctx.response(), f.status, f.name, f.getMessage());
             }
         } catch (RuntimeException e) {
             LOG.errorf(e, "xrpc %s failed", nsid);
             if (!ctx.response().headWritten()) {
-                Xrpc.error(ctx.response(), 500, "InternalServerError", "internal server error");
+                XrpcHttp.error(ctx.response(), 500, "InternalServerError", "internal server error");
             }
         }
     }

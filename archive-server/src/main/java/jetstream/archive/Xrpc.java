@@ -3,7 +3,7 @@ package jetstream.archive;
 import io.vertx.core.http.HttpServerResponse;
 import jetstream.atproto.json.JsonBuffer;
 
-/** XRPC error envelopes and JSON bodies (facts §5.2): compact JSON, Go escaping, {@code message} omitted when empty. */
+/** XRPC failures the handlers throw and JSON bodies (facts §5.2); the error envelope is {@link jetstream.service.XrpcHttp}'s. */
 final class Xrpc {
     private Xrpc() {}
 
@@ -29,16 +29,6 @@ final class Xrpc {
 
     static Failure notReady(String message) {
         return new Failure(503, "ServiceUnavailable", "service not ready: " + message);
-    }
-
-    static void error(HttpServerResponse res, int status, String name, String message) {
-        JsonBuffer b = new JsonBuffer(64);
-        b.appendAscii("{\"error\":").appendString(name);
-        if (message != null && !message.isEmpty()) {
-            b.appendAscii(",\"message\":").appendString(message);
-        }
-        b.append((byte) '}');
-        json(res, status, b);
     }
 
     static void json(HttpServerResponse res, int status, JsonBuffer body) {

@@ -21,6 +21,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentRewriter;
+import jetstream.service.XrpcHttp;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -86,7 +87,7 @@ class ArchiveContractTest {
         assertError(http.get(NS + "planSnapshot"), 405, "MethodNotAllowed", "expected POST");
         assertEquals(405, http.head(NS + "listSegments").statusCode(), "HEAD stays 405 on every other method");
         assertEquals(405, http.head(NS + "planSnapshot").statusCode());
-        byte[] big = new byte[ArchiveServer.BODY_LIMIT + 1];
+        byte[] big = new byte[XrpcHttp.BODY_LIMIT + 1];
         Arrays.fill(big, (byte) ' ');
         assertError(http.send("POST", NS + "planSnapshot", big), 413, "TooLarge", "request body too large");
         assertError(http.post(NS + "planSnapshot", ""), 400, "InvalidRequest", "invalid request body");

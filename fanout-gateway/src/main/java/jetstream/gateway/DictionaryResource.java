@@ -9,6 +9,7 @@ import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Response;
+import jetstream.service.XrpcHttp;
 
 /**
  * {@code getZstdDictionary} (facts §5.7): the v2 dictionary bytes, immutable and cacheable, served
@@ -46,12 +47,6 @@ public class DictionaryResource {
     }
 
     private static Response error(int status, String name, String message) {
-        jetstream.atproto.json.JsonBuffer b = new jetstream.atproto.json.JsonBuffer(128);
-        b.appendAscii("{\"error\":");
-        b.appendString(name);
-        b.appendAscii(",\"message\":");
-        b.appendString(message);
-        b.append((byte) '}');
-        return Response.status(status).type("application/json").entity(b.toString()).build();
+        return Response.status(status).type("application/json").entity(XrpcHttp.errorBody(name, message)).build();
     }
 }

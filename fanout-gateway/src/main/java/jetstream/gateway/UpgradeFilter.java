@@ -17,6 +17,7 @@ import jetstream.filter.V1Params;
 import jetstream.filter.V2Params;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
+import jetstream.service.XrpcHttp;
 
 /**
  * Every pre-upgrade step of both stream endpoints (facts §6.1, §7.1), in the reference's order:
@@ -262,14 +263,6 @@ public class UpgradeFilter {
 
     /** XRPC error envelope, no trailing newline. */
     static void xrpc(RoutingContext rc, int status, String error, String message) {
-        JsonBuffer b = new JsonBuffer(64 + message.length());
-        b.appendAscii("{\"error\":");
-        b.appendString(error);
-        if (!message.isEmpty()) {
-            b.appendAscii(",\"message\":");
-            b.appendString(message);
-        }
-        b.append((byte) '}');
-        rc.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(b.toString());
+        XrpcHttp.error(rc.response(), status, error, message);
     }
 }

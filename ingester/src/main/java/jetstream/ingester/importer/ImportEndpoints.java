@@ -13,6 +13,7 @@ import java.security.MessageDigest;
 import java.util.Locale;
 import java.util.function.Supplier;
 import jetstream.atproto.json.JsonBuffer;
+import jetstream.service.XrpcHttp;
 
 /**
  * The two operator endpoints on the ingester's listener (facts §5.8–§5.9):
@@ -25,8 +26,6 @@ import jetstream.atproto.json.JsonBuffer;
 public final class ImportEndpoints {
     public static final String IMPORT = "/xrpc/network.bsky.jetstream.importTimestamps";
     public static final String STATUS = "/xrpc/network.bsky.jetstream.getImportStatus";
-    /** The XRPC procedure body limit (facts §5.2). */
-    static final int BODY_LIMIT = 2 << 20;
 
     private final byte[] tokenDigest;
     private final Supplier<TimestampImporter> importer;
@@ -59,38 +58,21 @@ public final class ImportEndpoints {
     public void importTimestamps(RoutingContext ctx) {
         HttpServerRequest req = ctx.request();
         if (req.method() != HttpMethod.POST) {
-            error(ctx.response(), 405, "MethodNotAllowed", "expected POST");
+            XrpcHttp.error(ctx.response(), 405, "MethodNotAllowed", "expected POST");
             return;
         }
         if (!authorized(req.getHeader("Authorization"))) {
-            error(ctx.response(), 401, "AuthRequired", "invalid or missing bearer token");
+            XrpcHttp.error(ctx.response(), 401, "AuthRequired", "invalid or missing bearer token");
             return;
         }
-        Buffer body = Buffer.buffer();
-        boolean[] over = {false};
-        req.handler(chunk -> {
-            if (over[0]) {
-                return;
-            }
-            if (body.length() + chunk.length() > BODY_LIMIT) {
-                over[0] = true;
-                error(ctx.response().putHeader("Connection", "close"), 413, "TooLarge", "request body too large");
-                return;
-            }
-            body.appendBuffer(chunk);
-        });
-        req.endHandler(v -> {
-            if (!over[0]) {
-                ctx.vertx().executeBlocking(() -> submit(body), false)
-                        .onComplete(r -> {
-                            if (r.succeeded()) {
-                                json(ctx.response(), r.result());
-                            } else {
-                                error(ctx.response(), 500, "InternalServerError", "failed to submit import");
-                            }
-                        });
-            }
-        });
+        XrpcHttp.readBody(ctx, body -> ctx.vertx().executeBlocking(() -> submit(body), false)
+                .onComplete(r -> {
+                    if (r.succeeded()) {
+                        json(ctx.response(), r.result());
+                    } else {
+                        XrpcHttp.error(ctx.response(), 500, "InternalServerError", "failed to submit import");
+                    }
+                }));
     }
 
     /** Body and importer part of importTimestamps; returns the JSON to send (an error envelope with its status in-band). */
@@ -130,11 +112,11 @@ public final class ImportEndpoints {
     public void getImportStatus(RoutingContext ctx) {
         HttpServerRequest req = ctx.request();
         if (req.method() != HttpMethod.GET) {
-            error(ctx.response(), 405, "MethodNotAllowed", "expected GET");
+            XrpcHttp.error(ctx.response(), 405, "MethodNotAllowed", "expected GET");
             return;
         }
         if (!authorized(req.getHeader("Authorization"))) {
-            error(ctx.response(), 401, "AuthRequired", "invalid or missing bearer token");
+            XrpcHttp.error(ctx.response(), 401, "AuthRequired", "invalid or missing bearer token");
             return;
         }
         String job = req.getParam("job");
@@ -152,7 +134,7 @@ public final class ImportEndpoints {
             if (r.succeeded()) {
                 json(ctx.response(), r.result());
             } else {
-                error(ctx.response(), 500, "InternalServerError", "failed to read import status");
+                XrpcHttp.error(ctx.response(), 500, "InternalServerError", "failed to read import status");
             }
         });
     }
@@ -160,26 +142,11 @@ public final class ImportEndpoints {
     /** A response computed off the event loop. */
     record Reply(int status, byte[] body) {
         static Reply error(int status, String name, String message) {
-            return new Reply(status, envelope(name, message));
+            return new Reply(status, XrpcHttp.errorBody(name, message));
         }
     }
 
     private static void json(HttpServerResponse res, Reply r) {
         res.setStatusCode(r.status()).putHeader("Content-Type", "application/json").end(Buffer.buffer(r.body()));
-    }
-
-    static byte[] envelope(String name, String message) {
-        JsonBuffer b = new JsonBuffer(64);
-        b.appendAscii("{\"error\":").appendString(name);
-        if (message != null && !message.isEmpty()) {
-            b.appendAscii(",\"message\":").appendString(message);
-        }
-        b.append((byte) '}');
-        return b.toByteArray();
-    }
-
-    private static void error(HttpServerResponse res, int status, String name, String message) {
-        res.setStatusCode(status).putHeader("Content-Type", "application/json")
-                .end(Buffer.buffer(envelope(name, message)));
     }
 }

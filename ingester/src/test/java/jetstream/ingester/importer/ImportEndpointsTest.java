@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import jetstream.service.XrpcHttp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,7 +118,7 @@ class ImportEndpointsTest {
             assertError(post(port, ok, "{\"path\":"), 400, "{\"error\":\"InvalidRequest\",\"message\":\"invalid request body\"}");
             assertError(post(port, ok, "[1]"), 400, "{\"error\":\"InvalidRequest\",\"message\":\"invalid request body\"}");
             assertError(post(port, ok, "{\"path\":7}"), 400, "{\"error\":\"InvalidRequest\",\"message\":\"invalid request body\"}");
-            assertEquals(413, post(port, ok, "{\"path\":\"" + "a".repeat(ImportEndpoints.BODY_LIMIT) + "\"}").statusCode());
+            assertEquals(413, post(port, ok, "{\"path\":\"" + "a".repeat(XrpcHttp.BODY_LIMIT) + "\"}").statusCode());
 
             // path confinement
             Path imports = data.resolve("imports");
