@@ -3,6 +3,7 @@ package jetstream.archive;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
+import jetstream.atproto.json.JsonBuffer;
 
 /**
  * The status snapshot is a small tree of ordered maps, lists, strings, booleans, longs, doubles and
@@ -69,28 +70,8 @@ final class StatusJson {
         }
     }
 
+    /** Go's encoding/json string escaping, the same as every other JSON the services write. */
     private static void string(StringBuilder b, String s) {
-        b.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                case '<' -> b.append("\\u003c");
-                case '>' -> b.append("\\u003e");
-                case '&' -> b.append("\\u0026");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        b.append('"');
+        b.append(new JsonBuffer(s.length() + 16).appendString(s).toString());
     }
 }
