@@ -12,7 +12,8 @@ import jetstream.testing.ArchiveRows;
 public final class ArchiveScan {
     private ArchiveScan() {}
 
-    static FeedFrame.Event event(BlockView v, int i) {
+    /** Row {@code i} of a block as a feed event (fields copied out of the reused view). */
+    public static FeedFrame.Event event(BlockView v, int i) {
         byte[] b = v.buffer();
         return new FeedFrame.Event(v.seq(i), v.witnessedAt(i), v.indexedAt(i), v.kindCode(i),
                 java.util.Arrays.copyOfRange(b, v.didOffset(i), v.didOffset(i) + v.didLength(i)),

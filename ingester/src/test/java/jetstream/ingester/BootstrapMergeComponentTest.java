@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,7 +16,7 @@ import jetstream.feed.FeedClient;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.feed.VacancyFile;
-import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.backfill.BackfillFixture;
 import jetstream.ingester.backfill.RepoStatus;
 import jetstream.ingester.phase.EngineBackfill;
 import jetstream.ingester.phase.MergeTailCompaction;
@@ -49,26 +48,10 @@ class BootstrapMergeComponentTest {
         return cfg;
     }
 
-    static UnaryOperator<String> route(Simulator sim) {
-        Map<String, String> hosts = sim.hostMap();
-        return url -> {
-            URI u = URI.create(url);
-            String mapped = u.getHost() == null ? null : hosts.get(u.getHost());
-            return mapped != null ? mapped : url;
-        };
-    }
-
-    static BackfillSettings backfillSettings(String upstream) {
-        BackfillSettings d = BackfillSettings.defaults(upstream);
-        return new BackfillSettings(upstream, BackfillSettings.UpstreamMode.AUTO, false, 8, 4, 8, d.maxHosts(), 5,
-                List.of(), 0, Duration.ofHours(4), 4, 2, Duration.ofHours(168), Duration.ofMillis(500),
-                Duration.ofMillis(200), Duration.ofMillis(500));
-    }
-
     static IngesterCore.Settings settings(Path data, String simUrl, UnaryOperator<String> route) {
         return new IngesterCore.Settings(data, simUrl, simUrl, true, false,
                 new SegmentWriter.Config(256, 256 << 10, Duration.ofMillis(200)), 256, 64 << 20, route,
-                EngineBackfill.factory(backfillSettings(simUrl), route), RepoStatusRows::new, MergeTailCompaction.NONE,
+                EngineBackfill.factory(BackfillFixture.settings(simUrl), route), RepoStatusRows::new, MergeTailCompaction.NONE,
                 false, jetstream.ingester.compaction.Compactor.Config.disabled());
     }
 
@@ -78,7 +61,7 @@ class BootstrapMergeComponentTest {
         try (Simulator sim = Simulator.start(simConfig(23))) {
             sim.advance(300);
             List<LifecyclePhase> seen = new ArrayList<>();
-            try (IngesterCore core = IngesterCore.open(settings(data, sim.url(), route(sim)), new SimpleMeterRegistry(),
+            try (IngesterCore core = IngesterCore.open(settings(data, sim.url(), BackfillFixture.route(sim)), new SimpleMeterRegistry(),
                     t -> {
                         t.printStackTrace();
                         throw new AssertionError("fatal", t);

@@ -41,7 +41,7 @@ import jetstream.simulator.Simulator;
 import jetstream.testing.ArchiveRows;
 
 /** Shared pieces of the backfill tests: writer, routing, a request-recording client, archive scan and fold. */
-final class BackfillFixture {
+public final class BackfillFixture {
     private BackfillFixture() {}
 
     /** One archived row, as read back from the segment files. */
@@ -68,7 +68,7 @@ final class BackfillFixture {
     }
 
     /** The dev host map: simulated hostnames to their loopback URLs, anything else unchanged. */
-    static UnaryOperator<String> route(Simulator sim) {
+    public static UnaryOperator<String> route(Simulator sim) {
         Map<String, String> hosts = sim.hostMap();
         return url -> {
             URI u = URI.create(url);
@@ -77,7 +77,7 @@ final class BackfillFixture {
         };
     }
 
-    static BackfillSettings settings(String upstream) {
+    public static BackfillSettings settings(String upstream) {
         BackfillSettings d = BackfillSettings.defaults(upstream);
         return new BackfillSettings(upstream, BackfillSettings.UpstreamMode.AUTO, false, 8, 4, 8, d.maxHosts(), 5, List.of(),
                 0, Duration.ofHours(4), 4, 2, Duration.ofHours(168), Duration.ofMillis(500), Duration.ofMillis(200),

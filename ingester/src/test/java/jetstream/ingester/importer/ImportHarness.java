@@ -15,9 +15,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.feed.FeedFrame;
+import jetstream.ingester.ArchiveScan;
 import jetstream.ingester.IngesterCore;
 import jetstream.ingester.writer.SteadyWriter;
-import jetstream.segment.BlockView;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentIO;
@@ -78,20 +78,10 @@ public final class ImportHarness implements AutoCloseable {
                 } catch (jetstream.segment.SegmentException ex) {
                     continue; // the active file
                 }
-                r.forEachRow(zstd, (b, v, i) -> out.add(event(v, i)));
+                r.forEachRow(zstd, (b, v, i) -> out.add(ArchiveScan.event(v, i)));
             }
         }
         return out;
-    }
-
-    static FeedFrame.Event event(BlockView v, int i) {
-        byte[] b = v.buffer();
-        return new FeedFrame.Event(v.seq(i), v.witnessedAt(i), v.indexedAt(i), v.kindCode(i),
-                java.util.Arrays.copyOfRange(b, v.didOffset(i), v.didOffset(i) + v.didLength(i)),
-                java.util.Arrays.copyOfRange(b, v.collectionOffset(i), v.collectionOffset(i) + v.collectionLength(i)),
-                java.util.Arrays.copyOfRange(b, v.rkeyOffset(i), v.rkeyOffset(i) + v.rkeyLength(i)),
-                java.util.Arrays.copyOfRange(b, v.revOffset(i), v.revOffset(i) + v.revLength(i)),
-                v.payload(i) == null ? new byte[0] : v.payload(i));
     }
 
     @Override
