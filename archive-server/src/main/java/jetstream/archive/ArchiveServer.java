@@ -36,6 +36,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.planner.Manifest;
 import jetstream.planner.Plan;
 import jetstream.planner.PlanFilter;
+import jetstream.planner.PlanJson;
 import jetstream.planner.PlanLimits;
 import jetstream.planner.PlanRequestException;
 import jetstream.planner.SegmentSummary;

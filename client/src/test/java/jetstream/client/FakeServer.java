@@ -1,8 +1,5 @@
 package jetstream.client;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdDictCompress;
 import io.vertx.core.Vertx;
@@ -13,7 +10,6 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.ServerWebSocket;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.planner.Plan;
 import jetstream.planner.PlanFilter;
+import jetstream.planner.PlanJson;
 import jetstream.planner.PlanLimits;
 import jetstream.planner.PlanRequestException;
 import jetstream.planner.SegmentSummary;
@@ -38,7 +35,6 @@ import jetstream.wire.WireEvent;
  * survive (5xx/429 bursts, connections cut mid-body, CursorTooOld, dropped sockets).
  */
 public final class FakeServer implements AutoCloseable {
-    private static final JsonFactory JSON = new JsonFactory();
     private static final String X = "/xrpc/network.bsky.jetstream.";
 
     public final TestArchive archive;
@@ -135,77 +131,16 @@ public final class FakeServer implements AutoCloseable {
         if (plans.incrementAndGet() == 2 && beforePlan2 != null) {
             beforePlan2.run();
         }
-        List<String> kinds = null;
-        List<String> dids = null;
-        List<String> colls = null;
-        Long after = null;
-        Long before = null;
-        try (JsonParser p = JSON.createParser(body)) {
-            p.nextToken();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String k = p.currentName();
-                p.nextToken();
-                switch (k) {
-                    case "kinds" -> kinds = strings(p);
-                    case "dids" -> dids = strings(p);
-                    case "collections" -> colls = strings(p);
-                    case "afterSeq" -> after = p.getLongValue();
-                    case "beforeSeq" -> before = p.getLongValue();
-                    default -> p.skipChildren();
-                }
-            }
-        } catch (IOException e) {
-            error(req, 400, "InvalidRequest", "invalid request body");
-            return;
-        }
         PlanLimits limits = new PlanLimits(10_000, 100, maxEntries, 0.75);
         PlanFilter filter;
         try {
-            filter = PlanFilter.parse(kinds, dids, colls, after, before, limits);
+            filter = PlanJson.parse(body, limits);
         } catch (PlanRequestException e) {
             error(req, 400, "InvalidRequest", e.getMessage());
             return;
         }
         Plan plan = SnapshotPlanner.plan(archive.manifest, filter, limits);
-        req.response().putHeader("Content-Type", "application/json").end(Buffer.buffer(planJson(plan)));
-    }
-
-    private static List<String> strings(JsonParser p) throws IOException {
-        List<String> out = new ArrayList<>();
-        while (p.nextToken() == JsonToken.VALUE_STRING) {
-            out.add(p.getText());
-        }
-        return out;
-    }
-
-    static byte[] planJson(Plan plan) {
-        JsonBuffer b = new JsonBuffer();
-        b.appendAscii("{\"plannedThroughSeq\":").appendLong(plan.plannedThroughSeq());
-        b.appendAscii(",\"sealedTipSeq\":").appendLong(plan.sealedTipSeq()).appendAscii(",\"segments\":[");
-        boolean first = true;
-        for (Plan.Entry e : plan.segments()) {
-            b.appendAscii(first ? "{" : ",{");
-            first = false;
-            if (!e.wholeSegment()) {
-                b.appendAscii("\"blocks\":[");
-                for (int i = 0; i < e.ranges().size(); i++) {
-                    int[] r = e.ranges().get(i);
-                    b.appendAscii(i == 0 ? "{\"first\":" : ",{\"first\":").appendLong(r[0]).appendAscii(",\"last\":")
-                            .appendLong(r[1]).append((byte) '}');
-                }
-                b.appendAscii("],");
-            }
-            SegmentSummary s = e.segment();
-            b.appendAscii("\"checksum\":").appendString(s.checksumHex()).appendAscii(",\"index\":").appendLong(s.index())
-                    .appendAscii(",\"maxSeq\":").appendLong(s.maxSeq()).appendAscii(",\"minSeq\":").appendLong(s.minSeq())
-                    .appendAscii(",\"mode\":").appendString(e.wholeSegment() ? "segment" : "blocks")
-                    .appendAscii(",\"name\":").appendString(s.name()).append((byte) '}');
-        }
-        Plan.Stats st = plan.stats();
-        b.appendAscii("],\"stats\":{\"blocksMatched\":").appendLong(st.blocksMatched()).appendAscii(",\"entries\":")
-                .appendLong(st.entries()).appendAscii(",\"segmentsExamined\":").appendLong(st.segmentsExamined())
-                .appendAscii(",\"segmentsMatched\":").appendLong(st.segmentsMatched()).appendAscii("}}");
-        return b.toByteArray();
+        req.response().putHeader("Content-Type", "application/json").end(Buffer.buffer(PlanJson.write(plan).toByteArray()));
     }
 
     private boolean cutThis(String nsid) {

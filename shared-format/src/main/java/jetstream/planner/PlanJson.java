@@ -1,4 +1,4 @@
-package jetstream.archive;
+package jetstream.planner;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -7,12 +7,12 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.atproto.json.JsonBuffer;
-import jetstream.planner.Plan;
-import jetstream.planner.PlanFilter;
-import jetstream.planner.PlanLimits;
 
-/** planSnapshot's JSON input (typed like the generated Go struct) and output (facts §5.6 key order). */
-final class PlanJson {
+/**
+ * planSnapshot's JSON input (typed like the generated Go struct) and output (facts §5.6 key order),
+ * for the archive-server and the client tests' stand-in server.
+ */
+public final class PlanJson {
     private static final JsonFactory JSON = new JsonFactory();
 
     private PlanJson() {}
@@ -20,10 +20,10 @@ final class PlanJson {
     /**
      * Decodes the body into a validated filter.
      *
-     * @throws Xrpc.Failure 400 "invalid request body" for anything that is not a JSON object of the
-     *     declared member types; {@link jetstream.planner.PlanRequestException} for rule violations
+     * @throws PlanRequestException "invalid request body" for anything that is not a JSON object of
+     *     the declared member types, or the rule a valid body violates
      */
-    static PlanFilter parse(byte[] body, PlanLimits limits) {
+    public static PlanFilter parse(byte[] body, PlanLimits limits) {
         List<String> kinds = null;
         List<String> dids = null;
         List<String> collections = null;
@@ -81,11 +81,11 @@ final class PlanJson {
         return p.getLongValue();
     }
 
-    private static Xrpc.Failure bad() {
-        return Xrpc.invalid("invalid request body");
+    private static PlanRequestException bad() {
+        return new PlanRequestException("invalid request body");
     }
 
-    static JsonBuffer write(Plan plan) {
+    public static JsonBuffer write(Plan plan) {
         JsonBuffer b = new JsonBuffer(256 + plan.segments().size() * 160);
         b.appendAscii("{\"plannedThroughSeq\":").appendLong(plan.plannedThroughSeq());
         b.appendAscii(",\"sealedTipSeq\":").appendLong(plan.sealedTipSeq());
