@@ -4,12 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import jetstream.client.FakeServer;
 import jetstream.client.TestArchive;
@@ -41,20 +37,8 @@ class ClientCommandsTest {
     private record Run(int exit, List<String> out, String err) {}
 
     private static Run run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int exit = Main.run(args);
-            String o = out.toString(StandardCharsets.UTF_8);
-            return new Run(exit, o.isEmpty() ? List.of() : Arrays.asList(o.split("\n")), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
+        CliRun r = CliRun.of(args);
+        return new Run(r.exit(), r.lines(), r.err());
     }
 
     private static long seq(String line) {

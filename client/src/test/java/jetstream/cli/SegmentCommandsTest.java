@@ -3,8 +3,6 @@ package jetstream.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,24 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
 class SegmentCommandsTest {
     @TempDir
     Path dir;
-
-    private record Run(int exit, String out, String err) {}
-
-    private static Run run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int exit = Main.run(args);
-            return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
-    }
 
     private static Path golden() {
         Path root = Path.of(System.getProperty("jetstream.root", "..")).toAbsolutePath().normalize();
@@ -64,22 +44,22 @@ class SegmentCommandsTest {
 
     @Test
     void inspectsTheGoGoldenSegment() {
-        Run r = run("inspect", golden().toString());
-        assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.contains("state: sealed"), r.out);
-        assertTrue(r.out.contains("checksum: 8ac51e3e2c8fb641 (verified)"), r.out);
-        assertTrue(r.out.contains("blocks: 3  events: 23  unique DIDs: 1"), r.out);
-        assertTrue(r.out.contains("seq: 1..23"), r.out);
-        assertTrue(r.out.contains("witnessed_at: 1750000000000001..1750000000000023"), r.out);
-        assertTrue(r.out.contains("collections: 5"), r.out);
-        assertTrue(r.out.matches("(?s).*app\\.bsky\\.feed\\.like\\s+10 .*"), r.out);
-        assertTrue(r.out.matches("(?s).*app\\.bsky\\.graph\\.follow\\s+3 .*"), r.out);
-        assertTrue(r.out.contains("compression: "), r.out);
-        assertTrue(r.out.contains("DIDs: 1 (list them with --dids)"), r.out);
-        assertEquals(3, r.out.lines().filter(l -> l.matches("\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+ .*")).count(), r.out);
-        Run dids = run("inspect", golden().toString(), "--dids");
-        assertEquals(0, dids.exit);
-        assertTrue(dids.out.matches("(?s).*DIDs: 1\\n  did:.*"), dids.out);
+        CliRun r = CliRun.of("inspect", golden().toString());
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("state: sealed"), r.out());
+        assertTrue(r.out().contains("checksum: 8ac51e3e2c8fb641 (verified)"), r.out());
+        assertTrue(r.out().contains("blocks: 3  events: 23  unique DIDs: 1"), r.out());
+        assertTrue(r.out().contains("seq: 1..23"), r.out());
+        assertTrue(r.out().contains("witnessed_at: 1750000000000001..1750000000000023"), r.out());
+        assertTrue(r.out().contains("collections: 5"), r.out());
+        assertTrue(r.out().matches("(?s).*app\\.bsky\\.feed\\.like\\s+10 .*"), r.out());
+        assertTrue(r.out().matches("(?s).*app\\.bsky\\.graph\\.follow\\s+3 .*"), r.out());
+        assertTrue(r.out().contains("compression: "), r.out());
+        assertTrue(r.out().contains("DIDs: 1 (list them with --dids)"), r.out());
+        assertEquals(3, r.out().lines().filter(l -> l.matches("\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+ .*")).count(), r.out());
+        CliRun dids = CliRun.of("inspect", golden().toString(), "--dids");
+        assertEquals(0, dids.exit());
+        assertTrue(dids.out().matches("(?s).*DIDs: 1\\n  did:.*"), dids.out());
     }
 
     @Test
@@ -87,61 +67,61 @@ class SegmentCommandsTest {
         writeDirectory();
         Path active = dir.resolve(SegmentName.format(2));
         Files.write(active, new byte[] {9, 0, 0}, java.nio.file.StandardOpenOption.APPEND);
-        Run r = run("inspect", active.toString(), "--dids");
-        assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.contains("state: active"), r.out);
-        assertTrue(r.out.contains("blocks: 2  events: 20  unique DIDs: 3"), r.out);
-        assertTrue(r.out.contains("torn tail: 3 bytes"), r.out);
-        assertTrue(r.out.contains("seq: 41..60"), r.out);
-        assertTrue(r.out.matches("(?s).*\\$identity\\s+\\(marker\\)\\s+in 2 block\\(s\\).*"), r.out);
-        assertTrue(r.out.contains("  did:plc:user0"), r.out);
+        CliRun r = CliRun.of("inspect", active.toString(), "--dids");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("state: active"), r.out());
+        assertTrue(r.out().contains("blocks: 2  events: 20  unique DIDs: 3"), r.out());
+        assertTrue(r.out().contains("torn tail: 3 bytes"), r.out());
+        assertTrue(r.out().contains("seq: 41..60"), r.out());
+        assertTrue(r.out().matches("(?s).*\\$identity\\s+\\(marker\\)\\s+in 2 block\\(s\\).*"), r.out());
+        assertTrue(r.out().contains("  did:plc:user0"), r.out());
         byte[] before = Files.readAllBytes(active);
-        run("inspect", active.toString());
+        CliRun.of("inspect", active.toString());
         assertEquals(before.length, Files.readAllBytes(active).length, "inspect must not modify the file");
-        Run sealed = run("inspect", dir.resolve(SegmentName.format(0)).toString());
-        assertTrue(sealed.out.contains("blocks: 2  events: 20  unique DIDs: 3"), sealed.out);
+        CliRun sealed = CliRun.of("inspect", dir.resolve(SegmentName.format(0)).toString());
+        assertTrue(sealed.out().contains("blocks: 2  events: 20  unique DIDs: 3"), sealed.out());
     }
 
     @Test
     void verifiesADirectoryAndReportsEachBadFileOnOneLine() throws Exception {
         writeDirectory();
-        Run ok = run("verify", dir.toString());
-        assertEquals(0, ok.exit, ok.out + ok.err);
-        assertTrue(ok.out.contains(SegmentName.format(0) + ": ok (sealed, 2 blocks, 20 events)"), ok.out);
-        assertTrue(ok.out.contains(SegmentName.format(2) + ": ok (active, 2 blocks, 20 events)"), ok.out);
-        assertTrue(ok.out.contains("3 file(s), 0 bad"), ok.out);
-        assertEquals(0, run("verify", golden().toString()).exit);
+        CliRun ok = CliRun.of("verify", dir.toString());
+        assertEquals(0, ok.exit(), ok.out() + ok.err());
+        assertTrue(ok.out().contains(SegmentName.format(0) + ": ok (sealed, 2 blocks, 20 events)"), ok.out());
+        assertTrue(ok.out().contains(SegmentName.format(2) + ": ok (active, 2 blocks, 20 events)"), ok.out());
+        assertTrue(ok.out().contains("3 file(s), 0 bad"), ok.out());
+        assertEquals(0, CliRun.of("verify", golden().toString()).exit());
 
         Path first = dir.resolve(SegmentName.format(0));
         byte[] bytes = Files.readAllBytes(first);
         bytes[bytes.length - 2] ^= 0x10;
         Files.write(first, bytes);
         Files.write(dir.resolve("notes.txt"), new byte[] {1});
-        Run bad = run("verify", dir.toString());
-        assertEquals(1, bad.exit);
-        assertTrue(bad.out.contains(first + ": FAIL CHECKSUM_MISMATCH"), bad.out);
-        assertEquals(1, bad.out.lines().filter(l -> l.contains("FAIL")).count(), bad.out);
-        assertTrue(bad.out.contains("3 file(s), 1 bad"), bad.out);
+        CliRun bad = CliRun.of("verify", dir.toString());
+        assertEquals(1, bad.exit());
+        assertTrue(bad.out().contains(first + ": FAIL CHECKSUM_MISMATCH"), bad.out());
+        assertEquals(1, bad.out().lines().filter(l -> l.contains("FAIL")).count(), bad.out());
+        assertTrue(bad.out().contains("3 file(s), 1 bad"), bad.out());
 
         Files.copy(dir.resolve(SegmentName.format(2)), dir.resolve(SegmentName.format(3)));
         Files.write(dir.resolve(SegmentName.format(3)), new byte[300]);
-        Run worse = run("verify", dir.toString());
-        assertEquals(1, worse.exit);
-        assertTrue(worse.out.contains(SegmentName.format(2) + ": FAIL ACTIVE_SEGMENT"), worse.out);
-        assertTrue(worse.out.contains(SegmentName.format(3) + ": FAIL CORRUPT_SEGMENT"), worse.out);
-        assertTrue(worse.out.contains("4 file(s), 3 bad"), worse.out);
+        CliRun worse = CliRun.of("verify", dir.toString());
+        assertEquals(1, worse.exit());
+        assertTrue(worse.out().contains(SegmentName.format(2) + ": FAIL ACTIVE_SEGMENT"), worse.out());
+        assertTrue(worse.out().contains(SegmentName.format(3) + ": FAIL CORRUPT_SEGMENT"), worse.out());
+        assertTrue(worse.out().contains("4 file(s), 3 bad"), worse.out());
     }
 
     @Test
     void usageErrors() {
-        assertEquals(2, run("verify").exit);
-        assertEquals(2, run("inspect").exit);
-        assertEquals(2, run("inspect", "a", "b").exit);
-        Run missing = run("verify", dir.resolve("nope.jss").toString());
-        assertEquals(1, missing.exit);
-        assertTrue(missing.out.contains("FAIL IO:"), missing.out);
-        Run help = run("help");
-        assertTrue(help.out.contains("inspect <segment-file> [--dids]"), help.out);
-        assertTrue(help.out.contains("verify <segment-file|dir>..."), help.out);
+        assertEquals(2, CliRun.of("verify").exit());
+        assertEquals(2, CliRun.of("inspect").exit());
+        assertEquals(2, CliRun.of("inspect", "a", "b").exit());
+        CliRun missing = CliRun.of("verify", dir.resolve("nope.jss").toString());
+        assertEquals(1, missing.exit());
+        assertTrue(missing.out().contains("FAIL IO:"), missing.out());
+        CliRun help = CliRun.of("help");
+        assertTrue(help.out().contains("inspect <segment-file> [--dids]"), help.out());
+        assertTrue(help.out().contains("verify <segment-file|dir>..."), help.out());
     }
 }
