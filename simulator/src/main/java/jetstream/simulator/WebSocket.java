@@ -112,18 +112,25 @@ final class WebSocket {
         }
     }
 
+    /**
+     * The payload length a frame header announces, read after its second byte {@code b1} (RFC 6455
+     * §5.2: 7 bits, or 126/127 followed by a 16- or 64-bit length); the mask bit of {@code b1} is ignored.
+     */
+    static long payloadLength(DataInputStream in, int b1) throws IOException {
+        long len = b1 & 0x7f;
+        if (len == 126) {
+            return in.readUnsignedShort();
+        }
+        return len == 127 ? in.readLong() : len;
+    }
+
     /** Reads client frames until the connection ends, answering pings and the close handshake. */
     void runUntilClosed() {
         try {
             while (true) {
                 int b0 = in.readUnsignedByte();
                 int b1 = in.readUnsignedByte();
-                long len = b1 & 0x7f;
-                if (len == 126) {
-                    len = in.readUnsignedShort();
-                } else if (len == 127) {
-                    len = in.readLong();
-                }
+                long len = payloadLength(in, b1);
                 if (len < 0 || len > MAX_CLIENT_PAYLOAD) {
                     break;
                 }

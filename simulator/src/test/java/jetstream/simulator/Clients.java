@@ -65,12 +65,7 @@ final class Clients {
                     return out;
                 }
                 int b1 = in.readUnsignedByte();
-                long len = b1 & 0x7f;
-                if (len == 126) {
-                    len = in.readUnsignedShort();
-                } else if (len == 127) {
-                    len = in.readLong();
-                }
+                long len = jetstream.simulator.WebSocket.payloadLength(in, b1);
                 byte[] payload = new byte[(int) len];
                 in.readFully(payload);
                 out.add(payload);

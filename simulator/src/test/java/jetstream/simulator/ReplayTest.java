@@ -87,12 +87,7 @@ class ReplayTest {
     private static byte[] readFrame(DataInputStream in) throws java.io.IOException {
         int b0 = in.readUnsignedByte();
         int b1 = in.readUnsignedByte();
-        long len = b1 & 0x7f;
-        if (len == 126) {
-            len = in.readUnsignedShort();
-        } else if (len == 127) {
-            len = in.readLong();
-        }
+        long len = WebSocket.payloadLength(in, b1);
         byte[] payload = in.readNBytes((int) len);
         if ((b0 & 0x0f) == 0x8) {
             assertEquals(1008, ((payload[0] & 0xff) << 8) | (payload[1] & 0xff));
