@@ -22,5 +22,4 @@ class XrpcHttpTest {
     void messageIsEscapedAsGoDoes() {
         assertEquals("{\"error\":\"X\",\"message\":\"a \\\"q\\\" \\u003cb\\u003e \\u0026\\n\"}", body("X", "a \"q\" <b> &\n"));
     }
-
 }
