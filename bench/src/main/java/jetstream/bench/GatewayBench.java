@@ -67,8 +67,10 @@ import jetstream.wire.WireEvent;
  * (measurement window, default 10), {@code warmup} (seconds, default 15), {@code compare}
  * (subscriber count of the wire/compression comparison, default 1000), {@code idle} (idle
  * subscribers for the memory figure, default 5000), {@code latSubs}/{@code latRate} (default 200
- * and 500), {@code xmx} (server heap, default 1g). {@code quick=true} shrinks everything for a
- * smoke run.
+ * and 500), {@code xmx} (server heap, default 1g), {@code jar} (another packaged gateway, e.g. a
+ * copy of an older build, for before/after), {@code jfr} (a file: record the gateway with JFR's
+ * profile settings), {@code keep=true} (keep the data directory and logs). {@code quick=true}
+ * shrinks everything for a smoke run.
  */
 public final class GatewayBench {
     private static final long CLK_TCK = 100;
@@ -130,7 +132,8 @@ public final class GatewayBench {
     }
 
     private void run() throws Exception {
-        Path jar = root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar");
+        Path jar = opts.containsKey("jar") ? Path.of(opts.get("jar")).toAbsolutePath()
+                : root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
             throw new IllegalStateException("package the gateway first: mvn -B -o -q -pl fanout-gateway -am package -DskipTests");
         }
@@ -144,53 +147,51 @@ public final class GatewayBench {
 
         String xmx = opt("xmx", "1g");
         Server gw = startGateway(jar, xmx);
+        Server floor = startFloor(xmx);
         LoadGen lg = new LoadGen(startJava("loadgen", "1", xmx, GatewayLoadGen.class.getName()));
         long dictId = dictionaryId(gw.port);
         String v2 = "ws://127.0.0.1:" + gw.port + V2_PATH;
         String v1 = "ws://127.0.0.1:" + gw.port + "/subscribe";
+        String fl = "ws://127.0.0.1:" + floor.port + "/";
         int latSubs = intOpt("latSubs", 200);
         double latRate = Double.parseDouble(opt("latRate", "500"));
         int seconds = intOpt("seconds", 10);
+        int warmup = intOpt("warmup", 15);
 
-        System.out.printf("warm-up %d s: gateway, %d v2 subscribers × %.0f events/s%n", intOpt("warmup", 15), latSubs, latRate);
-        lg.open(latSubs, v2, true);
-        feedRate = latRate;
-        Thread.sleep(intOpt("warmup", 15) * 1000L);
-        feedRate = 0;
-        lg.closeAll();
-
-        memory(gw, lg, v2, intOpt("idle", 5000));
+        // Gateway and floor run side by side on CPU 0, each idle while the other is measured, so both
+        // see the same machine load; every gateway scenario is followed by its floor twin.
+        for (Server s : List.of(gw, floor)) {
+            System.out.printf("warm-up %d s: %s, %d subscribers × %.0f events/s%n", warmup, s.name, latSubs, latRate);
+            lg.open(latSubs, s == gw ? v2 : fl, true);
+            s.rate(latRate);
+            Thread.sleep(warmup * 1000L);
+            s.rate(0);
+            lg.closeAll();
+        }
+        int idle = intOpt("idle", 5000);
+        memory(gw, lg, v2, idle);
+        memory(floor, lg, fl, idle);
 
         int compare = intOpt("compare", 1000);
         double deliveries = Double.parseDouble(opt("deliveries", "100000"));
         List<Measure> gwRuns = new ArrayList<>();
+        List<Measure> floorRuns = new ArrayList<>();
         for (String s : opt("subs", "100,1000,5000").split(",")) {
             int n = Integer.parseInt(s.trim());
             gwRuns.add(measure("gateway v2 none", gw, lg, v2, n, deliveries / n, seconds, true, 1.0));
+            floorRuns.add(measure("floor no-op broadcast", floor, lg, fl, n, deliveries / n, seconds, true, 1.0));
         }
         Measure v2Zstd = measure("gateway v2 zstd", gw, lg, v2 + "?zstdDictionary=" + dictId, compare, deliveries / compare,
                 seconds, false, 1.0);
         Measure v1None = measure("gateway v1 none", gw, lg, v1, compare, deliveries / compare, seconds, true, v1Visible);
         Measure v1Zstd = measure("gateway v1 zstd", gw, lg, v1 + "?compress=true", compare, deliveries / compare, seconds,
                 false, v1Visible);
-        Measure lat = measure("gateway v2 latency", gw, lg, v2, latSubs, latRate, Math.max(seconds, 15), true, 1.0);
-        gw.stop();
-
-        Server floor = startFloor(xmx);
-        String fl = "ws://127.0.0.1:" + floor.port + "/";
-        System.out.printf("floor warm-up %d s%n", intOpt("warmup", 15));
-        lg.open(latSubs, fl, true);
-        floor.rate(latRate);
-        Thread.sleep(intOpt("warmup", 15) * 1000L);
-        floor.rate(0);
-        lg.closeAll();
-        List<Measure> floorRuns = new ArrayList<>();
-        for (Measure g : gwRuns) {
-            floorRuns.add(measure("floor no-op broadcast", floor, lg, fl, g.subs, g.rate, seconds, true, 1.0));
-        }
-        Measure floorLat = measure("floor latency", floor, lg, fl, latSubs, latRate, Math.max(seconds, 15), true, 1.0);
-        floor.stop();
+        int latSeconds = Math.max(seconds, 15);
+        Measure lat = measure("gateway v2 latency", gw, lg, v2, latSubs, latRate, latSeconds, true, 1.0);
+        Measure floorLat = measure("floor latency", floor, lg, fl, latSubs, latRate, latSeconds, true, 1.0);
         lg.exit();
+        gw.stop();
+        floor.stop();
 
         System.out.println();
         System.out.printf("mean frame bytes: v2 %d, v1 %d (floor frames %d); v1 shows %.1f %% of the corpus rows%n",
@@ -338,11 +339,13 @@ public final class GatewayBench {
 
     /** A server under test (gateway or floor): its process, port, and for the floor its stdin. */
     private final class Server {
+        final String name;
         final Process process;
         final int port;
         final PrintWriter control;
 
-        Server(Process process, int port, PrintWriter control) {
+        Server(String name, Process process, int port, PrintWriter control) {
+            this.name = name;
             this.process = process;
             this.port = port;
             this.control = control;
@@ -369,7 +372,11 @@ public final class GatewayBench {
     private Server startGateway(Path jar, String xmx) throws Exception {
         int port = freePort();
         List<String> cmd = new ArrayList<>(pinned("0"));
-        cmd.addAll(List.of("java", "-Xmx" + xmx, "-Djetstream.data-dir=" + data, "-Dquarkus.http.host=127.0.0.1",
+        cmd.add("java");
+        if (opts.containsKey("jfr")) {
+            cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + Path.of(opts.get("jfr")).toAbsolutePath());
+        }
+        cmd.addAll(List.of("-Xmx" + xmx, "-Djetstream.data-dir=" + data, "-Dquarkus.http.host=127.0.0.1",
                 "-Dquarkus.http.port=" + port, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
@@ -393,7 +400,7 @@ public final class GatewayBench {
             Thread.sleep(200);
         }
         System.out.printf("gateway ready: pid %d port %d (-Xmx%s)%n", p.pid(), port, xmx);
-        return new Server(p, port, null);
+        return new Server("gateway", p, port, null);
     }
 
     private Server startFloor(String xmx) throws Exception {
@@ -419,7 +426,7 @@ public final class GatewayBench {
         drain.setDaemon(true);
         drain.start();
         System.out.printf("floor ready: pid %d port %d (%s)%n", p.pid(), port, line);
-        return new Server(p, port, new PrintWriter(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8)));
+        return new Server("floor", p, port, new PrintWriter(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8)));
     }
 
     private Process startJava(String name, String cpu, String xmx, String main, String... args) throws IOException {
@@ -519,6 +526,7 @@ public final class GatewayBench {
         double wall = (t1 - t0) / 1e9;
         double cpu = (cpu1 - cpu0) / (double) CLK_TCK;
         long msgs = s1[0] - s0[0];
+        long closedByServer = s1[2] - s0[2];
         long bytes = s1[1] - s0[1];
         double offered = rate * subs * visible;
         Measure m = new Measure(what, subs, rate, wall, msgs, bytes, cpu, lat[1], lat[2]);
@@ -527,21 +535,21 @@ public final class GatewayBench {
                 what, subs, rate, offered, msgs / wall, 100.0 * msgs / wall / offered, cpu / wall, m.perCpuSecond(),
                 m.bytesPerMessage(), latency ? String.format(", latency p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms (%d samples)",
                         lat[1] / 1000.0, lat[2] / 1000.0, lat[3] / 1000.0, lat[4] / 1000.0, lat[0]) : "",
-                s1[2], loadAverage());
+                closedByServer, loadAverage());
         System.out.println(line);
         results.add(line);
         return m;
     }
 
-    private void memory(Server gw, LoadGen lg, String url, int n) throws Exception {
-        long[] before = heapAndRss(gw.process.pid());
+    private void memory(Server server, LoadGen lg, String url, int n) throws Exception {
+        long[] before = heapAndRss(server.process.pid());
         lg.open(n, url, false);
         Thread.sleep(2000);
-        long[] after = heapAndRss(gw.process.pid());
+        long[] after = heapAndRss(server.process.pid());
         lg.closeAll();
         Thread.sleep(1000);
         String line = String.format("RESULT %-22s subs=%d heap after GC %,d → %,d KiB = %.1f KiB/subscriber; VmRSS %,d → %,d KiB = %.1f KiB/subscriber, load %s",
-                "gateway idle memory", n, before[0], after[0], (after[0] - before[0]) / (double) n, before[1], after[1],
+                server.name + " idle memory", n, before[0], after[0], (after[0] - before[0]) / (double) n, before[1], after[1],
                 (after[1] - before[1]) / (double) n, loadAverage());
         System.out.println(line);
         results.add(line);
@@ -551,6 +559,8 @@ public final class GatewayBench {
 
     /** Heap used after a full GC (KiB, all generations) and VmRSS (KiB). */
     private static long[] heapAndRss(long pid) throws Exception {
+        // twice: the first attach itself allocates
+        exec("jcmd", Long.toString(pid), "GC.run");
         exec("jcmd", Long.toString(pid), "GC.run");
         String info = exec("jcmd", Long.toString(pid), "GC.heap_info");
         long used = 0;

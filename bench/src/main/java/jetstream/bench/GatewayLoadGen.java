@@ -44,6 +44,8 @@ public final class GatewayLoadGen {
     private final LongAdder messages = new LongAdder();
     private final LongAdder bytes = new LongAdder();
     private final AtomicInteger closedByServer = new AtomicInteger();
+    /** Connections this side is closing, so their close does not count as closed by the server. */
+    private final java.util.Set<WebSocket> closing = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final long[] hist = new long[BUCKETS + 1];
     private final long realtimeOffsetMicros = realtimeOffsetMicros();
 
@@ -123,7 +125,11 @@ public final class GatewayLoadGen {
             WebSocket ws = r.result();
             // Continuation frames are counted as bytes only; a message is counted at its final frame.
             ws.frameHandler(f -> frame(f, latency));
-            ws.closeHandler(v -> closedByServer.incrementAndGet());
+            ws.closeHandler(v -> {
+                if (!closing.remove(ws)) {
+                    closedByServer.incrementAndGet();
+                }
+            });
             p.complete(ws);
         });
         return p.future();
@@ -236,11 +242,11 @@ public final class GatewayLoadGen {
             open.clear();
         }
         CountDownLatch done = new CountDownLatch(all.size());
+        closing.addAll(all);
         for (WebSocket ws : all) {
             ws.close().onComplete(r -> done.countDown());
         }
         done.await(60, TimeUnit.SECONDS);
-        closedByServer.set(0);
         reply("closed " + all.size());
     }
 }

@@ -10,6 +10,8 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.WebSocketFrameType;
 import io.vertx.core.http.impl.ws.WebSocketFrameImpl;
+import io.vertx.core.net.impl.ConnectionBase;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.ServerSocket;
@@ -25,11 +27,12 @@ import java.util.concurrent.locks.LockSupport;
  * The floor of {@link GatewayBench}, run as its own JVM: the gateway's WebSocket stack without the
  * gateway — Vert.x HTTP servers, one per event loop (2 × available processors, Quarkus's default),
  * accepting any WebSocket on any path and broadcasting one fixed-size text frame per event to every
- * connection, written the way the gateway writes (a text {@code WebSocketFrameImpl} over the shared
- * bytes, one task per event loop and tick). Nothing is filtered, rendered, buffered in a ring or
- * read from a feed. Each event's frame is built once: {@code {"time_us":<now>,"pad":"xx…"}} padded
- * to the requested size, so the load generator measures latency the same way. A connection whose
- * write queue is full skips the frame (the gateway stops pulling at its queued-bytes cap).
+ * connection, written the way the gateway writes: a text {@code WebSocketFrameImpl} over the shared
+ * bytes, one task per event loop and tick, Netty flush consolidation on each connection. Nothing is
+ * filtered, rendered, buffered in a ring or read from a feed. Each event's frame is built once:
+ * {@code {"time_us":<now>,"pad":"xx…"}} padded to the requested size, so the load generator
+ * measures latency the same way. A connection whose write queue is full skips the frame (the
+ * gateway stops pulling at its queued-bytes cap).
  *
  * <p>Args: {@code <frame bytes>}. Prints {@code FLOOR port <p>}; stdin: {@code rate <events/s>}
  * (0 stops), {@code exit}.
@@ -53,10 +56,15 @@ public final class NoopBroadcastServer {
             ctx = context;
             vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(port)
                             .setPerMessageWebSocketCompressionSupported(false))
-                    .webSocketHandler(ws -> {
-                        sockets.add(ws);
-                        ws.closeHandler(v -> sockets.remove(ws));
-                        ws.frameHandler(f -> { });
+                    .requestHandler(req -> {
+                        // the gateway's transport setting (TextFrames.consolidateFlushes), so the floor is the same stack
+                        ((ConnectionBase) req.connection()).channel().pipeline()
+                                .addFirst(new FlushConsolidationHandler(256, true));
+                        req.toWebSocket().onSuccess(ws -> {
+                            sockets.add(ws);
+                            ws.closeHandler(v -> sockets.remove(ws));
+                            ws.frameHandler(f -> { });
+                        });
                     })
                     .listen().onComplete(r -> {
                         if (r.succeeded()) {
@@ -102,8 +110,9 @@ public final class NoopBroadcastServer {
             long sent = 0;
             double lastRate = 0;
             while (true) {
-                LockSupport.parkNanos(1_000_000);
                 double r = rate;
+                // idle while the gateway is measured on the same CPU: wake rarely
+                LockSupport.parkNanos(r == 0 ? 20_000_000 : 1_000_000);
                 long now = System.nanoTime();
                 if (r != lastRate) {
                     start = now;
