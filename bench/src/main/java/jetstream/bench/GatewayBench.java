@@ -51,8 +51,9 @@ import jetstream.wire.WireEvent;
  *       with fresh seqs); each event's {@code witnessed_at} is the wall clock (µs) when it is appended,
  *       which the gateway renders as v1 {@code time_us} / v2 {@code time};</li>
  *   <li>the packaged gateway ({@code fanout-gateway/target/quarkus-app/quarkus-run.jar}) as a child
- *       JVM on CPU 0 ({@code taskset -c 0} when taskset exists), and in turn the floor,
- *       {@link NoopBroadcastServer}, on the same CPU with the same heap flag;</li>
+ *       JVM on CPU 0 ({@code taskset -c 0} when taskset exists), and beside it the floor,
+ *       {@link NoopBroadcastServer}, on the same CPU with the same heap flag; each idles while the
+ *       other is measured, and every gateway scenario is followed by its floor twin;</li>
  *   <li>the load generator {@link GatewayLoadGen} as a child JVM on CPU 1 (this JVM moves itself
  *       there too), which counts messages and reads event times with byte searches.</li>
  * </ul>
