@@ -95,6 +95,8 @@ public final class GatewayBench {
     }
 
     public static void main(String[] args) throws Exception {
+        // the ingester classes log through JBoss logging; without this it complains on first use
+        System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         Map<String, String> o = new HashMap<>();
         for (String a : args) {
             int eq = a.indexOf('=');

@@ -48,7 +48,9 @@ final class TextFrames {
     /**
      * Installs flush consolidation on the connection of a request about to be upgraded (the filter
      * calls it once the subscription is accepted). Outbound bytes and their order are unchanged; only
-     * the number of socket writes drops. Close and pings flush pending frames first.
+     * the number of socket writes drops: a flush requested outside a read is deferred to the end of
+     * the running event-loop task (or forced every {@link #FLUSH_EVERY} flushes); a close flushes
+     * pending frames first.
      */
     static void consolidateFlushes(HttpConnection connection) {
         if (connection instanceof ConnectionBase base) {
@@ -67,22 +69,22 @@ final class TextFrames {
         return write(c, frame, WebSocketFrameType.BINARY);
     }
 
-    private static Future<Void> write(WebSocketConnection c, Buffer utf8, WebSocketFrameType first) {
+    private static Future<Void> write(WebSocketConnection c, Buffer bytes, WebSocketFrameType first) {
         WebSocketBase ws;
         try {
             ws = (WebSocketBase) WEB_SOCKET.invoke(c);
         } catch (ReflectiveOperationException e) {
             return Future.failedFuture(e);
         }
-        int len = utf8.length();
+        int len = bytes.length();
         if (len <= MAX_FRAME) {
-            return ws.writeFrame(new WebSocketFrameImpl(first, utf8.getByteBuf(), true));
+            return ws.writeFrame(new WebSocketFrameImpl(first, bytes.getByteBuf(), true));
         }
         Future<Void> last = null;
         for (int off = 0; off < len; off += MAX_FRAME) {
             int end = Math.min(len, off + MAX_FRAME);
             WebSocketFrameType type = off == 0 ? first : WebSocketFrameType.CONTINUATION;
-            last = ws.writeFrame(new WebSocketFrameImpl(type, utf8.slice(off, end).getByteBuf(), end == len));
+            last = ws.writeFrame(new WebSocketFrameImpl(type, bytes.slice(off, end).getByteBuf(), end == len));
         }
         return last;
     }
