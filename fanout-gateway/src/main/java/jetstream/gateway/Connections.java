@@ -20,7 +20,7 @@ final class Connections {
 
             @Override
             public void sendBinary(Buffer frame, Runnable done, Runnable failed) {
-                c.sendBinary(frame).subscribe().with(v -> done.run(), t -> failed.run());
+                TextFrames.writeBinary(c, frame).onComplete(r -> (r.succeeded() ? done : failed).run());
             }
 
             @Override

@@ -107,6 +107,7 @@ public class UpgradeFilter {
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, false, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        TextFrames.consolidateFlushes(req.connection());
         rc.next();
     }
 
@@ -184,6 +185,7 @@ public class UpgradeFilter {
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, false, false, plan, info, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        TextFrames.consolidateFlushes(req.connection());
         rc.next();
     }
 

@@ -126,6 +126,28 @@ class StreamWireTest {
     }
 
     @Test
+    void largeZstdEventsArriveWholeOverFragmentedBinaryFrames() throws Exception {
+        Ws v2 = connect(UpgradeFilter.V2_PATH + "?zstdDictionary=" + Dictionaries.v2Id(), false, null, Dictionaries.v2Bytes());
+        Thread.sleep(100);
+        long seq = nextLive++;
+        SplittableRandom r = new SplittableRandom(seq);
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 300_000; i++) {
+            text.append((char) ('a' + r.nextInt(26)));
+        }
+        jetstream.atproto.cbor.CborWriter w = new jetstream.atproto.cbor.CborWriter();
+        w.writeMapHeader(2).writeText("text").writeText(text.toString()).writeText("$type").writeText("app.bsky.feed.post");
+        TestRows.Row big = new TestRows.Row(seq, TestRows.BASE_TIME + seq * 1000, 1, TestRows.did(1),
+                "app.bsky.feed.post", "3lbig", "3m" + Long.toString(seq, 32), w.toByteArray());
+        GatewayEvent e = big.encode(new EventEncoder());
+        assertTrue(e.zstd(Wire.V2).length() > 2 * TextFrames.MAX_FRAME, "the compressed frame spans several frames");
+        gateway.ring().append(e);
+        gateway.ring().publish();
+        assertEquals(e.text(Wire.V2).toString(), v2.next());
+        assertFalse(v2.binary.contains(false), "one binary message");
+    }
+
+    @Test
     void v1CursorReplayCrossesSegmentsIntoTheRingWithFilters() throws Exception {
         long floor = Fixture.lastSealedMinSeq(gateway);
         String dids = "wantedDids=" + TestRows.did(3) + "&wantedDids=" + TestRows.did(5);
