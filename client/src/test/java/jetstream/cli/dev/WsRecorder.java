@@ -137,7 +137,7 @@ final class WsRecorder implements AutoCloseable {
         }
     }
 
-    private static Row v1Row(JsonNode n) {
+    static Row v1Row(JsonNode n) {
         String kind = n.path("kind").asText();
         JsonNode c = n.path("commit");
         return new Row(n.path("cursor").asLong(), n.path("did").asText(), kind, c.path("collection").asText(""),
@@ -145,7 +145,7 @@ final class WsRecorder implements AutoCloseable {
     }
 
     /** A v2 message frame; #info frames carry no event. */
-    private static Row v2Row(JsonNode n) {
+    static Row v2Row(JsonNode n) {
         JsonNode p = n.path("payload");
         String type = p.path("$type").asText();
         String kind = type.substring(type.indexOf('#') + 1);
