@@ -156,6 +156,18 @@ class GatewayProcessesTest {
             LOG.println("gateway processes test: SIGTERM ingester");
             stopIngester(stack);
             stack.startOne("ingester", LOG);
+            Thread.sleep(8_000);
+
+            // gateway-b stalls (a long GC pause, an overloaded box) while the ingester stops and restarts:
+            // the events it had not read yet are durable by then, below the restarted ingester's log floor
+            LOG.println("gateway processes test: SIGSTOP gateway-b, SIGTERM ingester");
+            long pid = stack.processes().get("gateway-b").pid();
+            signal("STOP", pid);
+            // longer than the feed socket's kernel buffers hold at 60 events/s (about 11 s on Linux defaults)
+            Thread.sleep(18_000);
+            stopIngester(stack);
+            stack.startOne("ingester", LOG);
+            signal("CONT", pid);
             int[] afterRestarts = counts(all);
             Thread.sleep(8_000);
 
@@ -180,6 +192,9 @@ class GatewayProcessesTest {
                         .filter(l -> l.contains("feed disconnected")).count();
                 assertTrue(drops >= 2, g + " should have lost its feed at each ingester stop: " + drops);
             }
+            assertTrue(Files.readString(data.resolve("logs/gateway-b.log")).contains("subscribers replay the gap from segments"),
+                    "the stall of gateway-b did not leave it behind the restarted ingester's log floor, so the gap"
+                            + " path was not exercised (stall longer than the feed socket buffers?)");
             all.forEach(SessionRecorder::close);
             archive = SystemTest.readArchive(data);
         }
@@ -297,6 +312,11 @@ class GatewayProcessesTest {
         Process p = stack.processes().get("ingester");
         p.destroy();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ingester did not stop on SIGTERM");
+    }
+
+    private static void signal(String sig, long pid) throws Exception {
+        Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
+        assertTrue(k.waitFor(10, TimeUnit.SECONDS) && k.exitValue() == 0, "kill -" + sig + " " + pid + " failed");
     }
 
     private static int[] counts(List<SessionRecorder> rs) {
