@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
+import java.util.stream.Stream;
 import jetstream.cli.dev.SessionRecorder.Frame;
 import jetstream.cli.dev.StreamChecker.Archive;
 import jetstream.cli.dev.StreamChecker.Filter;
@@ -30,7 +31,9 @@ import org.junit.jupiter.api.Timeout;
  * Issue [F] with real processes ({@link DevStack} child JVMs: simulator with live traffic, ingester,
  * two fanout gateways): 50 WebSocket subscribers, 25 filters (v1 and v2, collections, wildcards,
  * DIDs) each connected once to gateway-a and once to gateway-b directly, while the ingester is
- * killed with SIGKILL and restarted, then stopped with SIGTERM and restarted.
+ * killed with SIGKILL and restarted, stopped with SIGTERM and restarted, and stopped and restarted
+ * once more while gateway-b is stalled (SIGSTOP): gateway-b then resumes behind the restarted
+ * ingester's log floor and its subscribers must get the gap from segments.
  * <ul>
  * <li>No subscriber reconnects: the gateways keep every session across the feed's restarts (the
  * feed follower resumes after its last event, docs/feed-protocol.md rule 7), and each session's
@@ -125,6 +128,7 @@ class GatewayProcessesTest {
         List<SessionRecorder> b = new ArrayList<>();
         Set<String> dids;
         Archive archive;
+        boolean gapReplayed;
         try (DevStack stack = DevStack.create(cfg)) {
             for (String name : STARTED) {
                 stack.startOne(name, LOG);
@@ -192,10 +196,13 @@ class GatewayProcessesTest {
                         .filter(l -> l.contains("feed disconnected")).count();
                 assertTrue(drops >= 2, g + " should have lost its feed at each ingester stop: " + drops);
             }
-            assertTrue(Files.readString(data.resolve("logs/gateway-b.log")).contains("subscribers replay the gap from segments"),
-                    "the stall of gateway-b did not leave it behind the restarted ingester's log floor, so the gap"
-                            + " path was not exercised (stall longer than the feed socket buffers?)");
+            gapReplayed = Files.readString(data.resolve("logs/gateway-b.log")).contains("subscribers replay the gap from segments");
             all.forEach(SessionRecorder::close);
+            // the ingester is stopped and the sessions are recorded: a gateway's graceful stop would only wait
+            // out Quarkus's shutdown timeout (docs/decisions.md, gateway shutdown)
+            for (String name : List.of("gateway-a", "gateway-b", "simulator")) {
+                stack.kill9(name);
+            }
             archive = SystemTest.readArchive(data);
         }
 
@@ -204,11 +211,13 @@ class GatewayProcessesTest {
                 archive.vacancies());
         List<String> problems = new ArrayList<>();
         long delivered = 0;
+        long lost = 0;
         for (int i = 0; i < SPECS.size(); i++) {
             Filter f = SPECS.get(i).filter(dids);
             List<Frame> fa = a.get(i).frames(problems);
             List<Frame> fb = b.get(i).frames(problems);
             delivered += fa.size() + fb.size();
+            lost += Stream.concat(fa.stream(), fb.stream()).filter(x -> archive.vacant(x.row().seq())).count();
             for (var side : List.of(Map.entry(a.get(i).name(), fa), Map.entry(b.get(i).name(), fb))) {
                 List<Row> rows = SessionRecorder.rows(side.getValue());
                 problems.addAll(StreamChecker.check(side.getKey(), rows, archive, f, upTo));
@@ -216,9 +225,11 @@ class GatewayProcessesTest {
             }
             problems.addAll(sameStream(a.get(i).name() + " vs " + b.get(i).name(), fa, fb, archive::vacant));
         }
-        LOG.printf("gateway processes test: %d events delivered to 50 subscribers, %d problems, %.1f s%n", delivered,
-                problems.size(), (System.nanoTime() - t0) / 1e9);
+        LOG.printf("gateway processes test: %d events delivered to 50 subscribers (%d of them later lost in the SIGKILL),"
+                + " %d problems, %.1f s%n", delivered, lost, problems.size(), (System.nanoTime() - t0) / 1e9);
         assertEquals(List.of(), problems.size() > 40 ? problems.subList(0, 40) : problems);
+        assertTrue(gapReplayed, "the stall did not leave gateway-b behind the restarted ingester's log floor, so the"
+                + " gap replay was not exercised (the feed socket buffers outlasted the stall?)");
     }
 
     /** The pair comparison must catch a dropped, an altered and a reordered event, and forgive only vacancies. */
