@@ -194,7 +194,7 @@ class GatewayProcessesTest {
             for (String g : List.of("gateway-a", "gateway-b")) {
                 long drops = Files.readAllLines(data.resolve("logs/" + g + ".log")).stream()
                         .filter(l -> l.contains("feed disconnected")).count();
-                assertTrue(drops >= 2, g + " should have lost its feed at each ingester stop: " + drops);
+                assertTrue(drops >= 3, g + " should have lost its feed at each of the three ingester stops: " + drops);
             }
             gapReplayed = Files.readString(data.resolve("logs/gateway-b.log")).contains("subscribers replay the gap from segments");
             all.forEach(SessionRecorder::close);
@@ -225,7 +225,8 @@ class GatewayProcessesTest {
             }
             problems.addAll(sameStream(a.get(i).name() + " vs " + b.get(i).name(), fa, fb, archive::vacant));
         }
-        LOG.printf("gateway processes test: %d events delivered to 50 subscribers (%d of them later lost in the SIGKILL),"
+        LOG.printf("gateway processes test: %d events delivered to 50 subscribers (%d of them in a vacancy: sent, then lost in"
+                + " the SIGKILL),"
                 + " %d problems, %.1f s%n", delivered, lost, problems.size(), (System.nanoTime() - t0) / 1e9);
         assertEquals(List.of(), problems.size() > 40 ? problems.subList(0, 40) : problems);
         assertTrue(gapReplayed, "the stall did not leave gateway-b behind the restarted ingester's log floor, so the"
