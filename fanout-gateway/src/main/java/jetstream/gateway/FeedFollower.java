@@ -21,7 +21,8 @@ import jetstream.replay.VacancySet;
  * tracks the durable watermark (pinning), registers vacancies for cold replay, and passes on the
  * lifecycle phase and the steady writer's state. It first subscribes from seq 1 and, told the log's
  * floor, from that floor, so the ring starts as warm as the ingester's log; reconnects resume after
- * the last event (the feed client's own rule).
+ * the last event (the feed client's own rule), and when that event has fallen below the log's floor
+ * the ring restarts at the floor so subscribers read the gap from segments.
  */
 public final class FeedFollower implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FeedFollower.class);
@@ -105,6 +106,15 @@ public final class FeedFollower implements AutoCloseable {
         @Override
         public void onTooOld(FeedFrame.TooOld t) {
             if (!closed) {
+                if (everConnected) {
+                    // The seqs from the ring's tip up to the floor are durable and only in segment files now
+                    // (a restarted ingester's log starts at its durable frontier; a lagging reader's position
+                    // was evicted). The ring cannot hold a gap, so it restarts at the floor on the next
+                    // SUBSCRIBED and subscribers below it replay the gap cold.
+                    LOG.infof("feed log floor %d is above the ring's tip %d: subscribers replay the gap from segments",
+                            t.floorSeq(), ring.tip());
+                    everConnected = false;
+                }
                 follow(t.floorSeq());
             }
         }

@@ -30,6 +30,8 @@ final class FakeFeed implements Closeable {
     private ServerSocketChannel server;
     private Thread acceptor;
     private long durable;
+    /** Subscriptions below this seq are answered TOO_OLD (0: none are). */
+    private long floor;
 
     FakeFeed(Path socket) {
         this.socket = socket;
@@ -67,6 +69,11 @@ final class FakeFeed implements Closeable {
     }
 
     private synchronized void handshake(SocketChannel c, long from) throws IOException {
+        if (from != 0 && from < floor) {
+            write(c, FeedCodec.encode(new FeedFrame.TooOld(from, floor)));
+            c.close();
+            return;
+        }
         long next = seqs.isEmpty() ? 1 : seqs.get(seqs.size() - 1) + 1;
         long start = from == 0 ? next : from;
         write(c, FeedCodec.encode(new FeedFrame.Subscribed(start, seqs.isEmpty() ? 0 : seqs.get(0), durable, next)));
@@ -99,6 +106,15 @@ final class FakeFeed implements Closeable {
                 return true;
             }
         });
+    }
+
+    /** Drops the events below {@code seq} from the log, as a restarted ingester's log starts at its durable frontier. */
+    synchronized void forgetBelow(long seq) {
+        while (!seqs.isEmpty() && seqs.get(0) < seq) {
+            seqs.remove(0);
+            log.remove(0);
+        }
+        floor = seq;
     }
 
     synchronized void stop() throws IOException {

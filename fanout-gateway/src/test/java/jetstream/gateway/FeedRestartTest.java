@@ -118,6 +118,40 @@ class FeedRestartTest {
         }
     }
 
+    /**
+     * A gateway that resumes below the restarted ingester's log floor (it was behind when the ingester
+     * stopped) must not continue its ring across the gap: the ring restarts at the floor, so a
+     * subscriber at the old tip reads the gap from segments instead of skipping it.
+     */
+    @Test
+    void aResumeBelowTheLogFloorRestartsTheRingThere() throws Exception {
+        Path socket = dir.resolve("run").resolve("feed.sock");
+        List<TestRows.Row> rows = TestRows.rows(new SplittableRandom(7), 1, 300, 30);
+        try (FakeFeed feed = new FakeFeed(socket)) {
+            feed.start();
+            Gw g = new Gw(socket);
+            waitFor(() -> g.ring.started() && g.steady);
+            for (int i = 0; i < 100; i++) {
+                feed.publish(rows.get(i));
+            }
+            waitFor(() -> g.ring.tip() == 101);
+            feed.stop();
+            // seqs 101..200 become durable while the gateway is away and are not in the restarted log
+            for (int i = 100; i < 200; i++) {
+                feed.publish(rows.get(i));
+            }
+            feed.forgetBelow(201);
+            feed.start();
+            for (int i = 200; i < 300; i++) {
+                feed.publish(rows.get(i));
+            }
+            waitFor(() -> g.ring.tip() == 301);
+            assertEquals(201, g.ring.floor(), "the ring continued across the gap 101..200");
+            assertEquals(-1, g.ring.read(101, 10, new ArrayList<>()), "a subscriber at seq 101 must go to segments");
+            g.follower.close();
+        }
+    }
+
     private static void waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         while (!c.getAsBoolean()) {

@@ -33,6 +33,7 @@ public final class EventRecorder implements AutoCloseable {
     private final long fromCursor;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final List<Event> events = new ArrayList<>();
+    private final List<JsonNode> messages = new ArrayList<>();
     private final List<String> errors = new ArrayList<>();
     private final AtomicInteger connects = new AtomicInteger();
     private final Thread loop;
@@ -97,6 +98,7 @@ public final class EventRecorder implements AutoCloseable {
             }
             synchronized (events) {
                 events.add(e);
+                messages.add(n);
             }
             lastSeq = e.seq();
         } catch (Exception ex) {
@@ -145,6 +147,13 @@ public final class EventRecorder implements AutoCloseable {
     public List<Event> events() {
         synchronized (events) {
             return new ArrayList<>(events);
+        }
+    }
+
+    /** The parsed JSON of every event in {@link #events()}, same order, for callers that read more fields. */
+    public List<JsonNode> messages() {
+        synchronized (events) {
+            return new ArrayList<>(messages);
         }
     }
 

@@ -1,5 +1,6 @@
 package jetstream.cli.dev;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.cli.dev.StreamChecker.Row;
@@ -28,10 +29,29 @@ final class WsRecorder implements AutoCloseable {
 
     List<Row> rows() {
         List<Row> rows = new ArrayList<>();
-        for (EventRecorder.Event e : recorder.events()) {
-            rows.add(new Row(e.seq(), e.did(), e.kind(), e.collection(), e.rkey()));
+        for (JsonNode n : recorder.messages()) {
+            rows.add(recorder.v1() ? v1Row(n) : v2Row(n));
         }
         return rows;
+    }
+
+    static Row v1Row(JsonNode n) {
+        String kind = n.path("kind").asText();
+        JsonNode c = n.path("commit");
+        return new Row(n.path("cursor").asLong(), n.path("did").asText(), kind, c.path("collection").asText(""),
+                c.path("rkey").asText(""));
+    }
+
+    /** A v2 message frame; #info frames carry no event. */
+    static Row v2Row(JsonNode n) {
+        JsonNode p = n.path("payload");
+        String type = p.path("$type").asText();
+        String kind = type.substring(type.indexOf('#') + 1);
+        if (kind.equals("info")) {
+            return null;
+        }
+        return new Row(p.path("seq").asLong(), p.path("did").asText(), kind, p.path("collection").asText(""),
+                p.path("rkey").asText(""));
     }
 
     List<String> errors() {
