@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,7 +53,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>Faults, each proven to have fired: 503 and 429 bursts (with {@code Retry-After}) on planSnapshot,
  * getSegment and getBlock; getSegment and getBlock responses cut mid-body; a compaction rewrite of a
  * planned segment while its plan page is held (compaction every 3 s, many small segments, small plan
- * pages), so some downloads return a newer generation than planned; {@code CursorTooOld} at the
+ * pages), so some downloads return a newer generation than planned; a getSegment body that stops
+ * mid-way (the client's stall timeout must abandon it); {@code CursorTooOld} at the
  * cutover (gateway lookback 1 s, the first upgrade held until a new segment is sealed past the
  * cutover cursor), so the client sweeps the archive again; the live tail cut mid-stream once.
  *
@@ -97,7 +97,8 @@ class ClientFaultsSystemTest {
                 "ingester", Map.of("JETSTREAM_INGEST_START_STEADY", "false", "JETSTREAM_INGEST_BLOCK_AGE", "1s",
                         "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "32", "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "16384",
                         "JETSTREAM_COMPACTION_INTERVAL", "3s"),
-                "archive", Map.of("JETSTREAM_ARCHIVE_RESCAN_INTERVAL", "2s", "JETSTREAM_PLAN_MAX_ENTRIES", "6"),
+                "archive", Map.of("JETSTREAM_ARCHIVE_RESCAN_INTERVAL", "2s", "JETSTREAM_PLAN_MAX_ENTRIES", "6",
+                        "JETSTREAM_PLAN_WHOLE_SEGMENT_THRESHOLD", "0.9"),
                 "gateway-a", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s"),
                 "gateway-b", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s"));
         DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", front, base, List.of(), env);
@@ -106,12 +107,6 @@ class ClientFaultsSystemTest {
         Fold fold = new Fold();
         List<String> problems = new ArrayList<>();
         try (Simulator sim = Simulator.start(sc); DevStack stack = DevStack.create(cfg)) {
-            Set<String> unavailable = new HashSet<>();
-            for (String did : sim.truth().dids()) {
-                if (!sim.truth().status(did).equals("active")) {
-                    unavailable.add(did);
-                }
-            }
             Traffic traffic = new Traffic(sim);
             for (String name : DevStack.NAMES) {
                 if (!name.equals("simulator")) {
@@ -119,6 +114,7 @@ class ClientFaultsSystemTest {
                 }
             }
             awaitSteadyState(cfg);
+            Set<String> unavailable = traffic.stopWatchingStatuses();
             Thread.sleep(4_000);
 
             Held held = new Held(cfg);
@@ -128,11 +124,14 @@ class ClientFaultsSystemTest {
                         .burst(GET_BLOCK, 3, 429, 1)
                         .cut(GET_SEGMENT, 4, 3_000)
                         .cut(GET_BLOCK, 4, 100)
+                        .stall(GET_SEGMENT, 1, 1_000)
                         .cutWebSocket(1, 8_000)
                         .beforeResponse(PLAN, held::planPage)
                         .beforeUpgrade(held::upgrade);
                 JetstreamClient client = Jetstream.subscribe(proxy.url(), Options.builder().collections(List.of(FILTER))
-                        .afterSeq(0).retryBase(Duration.ofMillis(50)).downloadConcurrency(4).build());
+                        .afterSeq(0).retryBase(Duration.ofMillis(50)).downloadConcurrency(4)
+                        // above the longest plan-page hold, so only the proxy's stall trips it
+                        .stallTimeout(Duration.ofSeconds(8)).build());
                 AtomicBoolean failed = new AtomicBoolean();
                 Thread reader = new Thread(() -> {
                     try {
@@ -176,6 +175,11 @@ class ClientFaultsSystemTest {
                         held.compactionSeen, cursorTooOld(proxy));
                 int stale = staleFetches(proxy);
                 LOG.println("client faults test: downloads answered by a newer generation than planned: " + stale);
+                long resumed = proxy.log().stream().filter(e -> e.nsid().equals(GET_SEGMENT) && e.ifRange()).count();
+                long resumedRewritten = proxy.log().stream().filter(e -> e.nsid().equals(GET_SEGMENT) && e.ifRange()
+                        && e.status() == 200).count();
+                LOG.printf("client faults test: %d getSegment resumes with If-Range (%d found the file rewritten); stalls"
+                        + " abandoned by the client %d%n", resumed, resumedRewritten, proxy.stallsAbandoned(GET_SEGMENT));
 
                 // ground truth: the fold over the filter equals the simulator's records for every DID it could archive
                 assertEquals(Map.of(), mismatch, "fold differs from ground truth (DID -> difference)");
@@ -183,6 +187,8 @@ class ClientFaultsSystemTest {
                 assertTrue(proxy.bursts(PLAN) == 2 && proxy.bursts(GET_SEGMENT) == 3
                         && proxy.bursts(GET_BLOCK) == 3, "every burst fired");
                 assertTrue(proxy.cuts(GET_SEGMENT) >= 1 && proxy.cuts(GET_BLOCK) >= 1, "downloads were cut mid-body");
+                assertTrue(resumed >= 1, "a cut segment download resumed from its last byte (Range + If-Range)");
+                assertEquals(1, proxy.stallsAbandoned(GET_SEGMENT), "the client gave up on a stalled download");
                 assertTrue(proxy.webSocketCuts() == 1, "the live tail was cut once");
                 assertTrue(stats.retries() >= 8, "the client retried the bursts and cuts: " + stats.retries());
                 assertTrue(cursorTooOld(proxy) >= 1 && stats.sweeps() >= 2,
@@ -207,14 +213,28 @@ class ClientFaultsSystemTest {
     private static final String GET_SEGMENT = "network.bsky.jetstream.getSegment";
     private static final String GET_BLOCK = "network.bsky.jetstream.getBlock";
 
-    /** The simulator's live traffic: one event every 25 ms until stopped. */
+    /**
+     * The simulator's live traffic: one event every 25 ms until stopped. Until the ingester is in
+     * steady state it also notes every DID that is not active at some point: the backfill may have
+     * found such a repo deactivated or taken down and archived none of its records (the reference's
+     * {@code unavailable}; nothing fetches it again when it is reactivated), so its fold may differ.
+     */
     private static final class Traffic {
         private final Thread thread;
+        private final Set<String> inactive = ConcurrentHashMap.newKeySet();
         private volatile boolean on = true;
+        private volatile boolean watching = true;
 
         Traffic(Simulator sim) {
+            GroundTruth t = sim.truth();
+            List<String> dids = t.dids();
             thread = new Thread(() -> {
                 while (on) {
+                    for (String did : watching ? dids : List.<String>of()) {
+                        if (!t.status(did).equals("active")) {
+                            inactive.add(did);
+                        }
+                    }
                     sim.advance(1);
                     try {
                         Thread.sleep(25);
@@ -225,6 +245,12 @@ class ClientFaultsSystemTest {
             }, "client-faults-traffic");
             thread.setDaemon(true);
             thread.start();
+        }
+
+        /** The DIDs seen not active while the bootstrap ran. */
+        Set<String> stopWatchingStatuses() {
+            watching = false;
+            return Set.copyOf(inactive);
         }
 
         void stop() throws InterruptedException {
@@ -405,7 +431,7 @@ class ClientFaultsSystemTest {
                 }
             }
             if (diff.isEmpty()) {
-                LOG.printf("client faults test: fold equals ground truth for %d of %d DIDs (%d were not active at bootstrap),"
+                LOG.printf("client faults test: fold equals ground truth for %d of %d DIDs (%d were not active at some point of the bootstrap),"
                         + " %d records%n", equal, t.dids().size(), unavailable.size(), folded.size());
                 assertTrue(equal >= t.dids().size() * 9 / 10, equal + " of " + t.dids().size() + " DIDs equal");
                 return Map.of();

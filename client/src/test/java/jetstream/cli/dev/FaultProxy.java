@@ -64,9 +64,10 @@ final class FaultProxy implements AutoCloseable {
      * One finished exchange: who asked what, what came back, and what the proxy did to it;
      * {@code body} is kept only for responses a hook held.
      */
-    record Exchange(String nsid, String query, int status, String etag, long bodyBytes, String fault, byte[] body) {
-        Exchange(String nsid, String query, int status, String etag, long bodyBytes, String fault) {
-            this(nsid, query, status, etag, bodyBytes, fault, null);
+    record Exchange(String nsid, String query, boolean ifRange, int status, String etag, long bodyBytes, String fault,
+                    byte[] body) {
+        Exchange(Request r, int status, String etag, long bodyBytes, String fault) {
+            this(r.nsid(), r.query(), r.headers().containsKey("if-range"), status, etag, bodyBytes, fault, null);
         }
     }
 
@@ -100,7 +101,8 @@ final class FaultProxy implements AutoCloseable {
 
     private record Burst(Budget budget, int status, Integer retryAfterSeconds) {}
 
-    private record Cut(Budget budget, long afterBytes) {}
+    /** {@code stall}: after the bytes, send nothing more and wait for the client to give up (or 30 s). */
+    private record Cut(Budget budget, long afterBytes, boolean stall) {}
 
     /** Answers the hook may hold before they reach the client. */
     interface ResponseHook {
@@ -144,7 +146,17 @@ final class FaultProxy implements AutoCloseable {
 
     /** Cuts the first {@code count} responses of {@code nsid} longer than {@code afterBytes} after that many body bytes. */
     FaultProxy cut(String nsid, int count, long afterBytes) {
-        cuts.add(new Cut(new Budget(nsid, count), afterBytes));
+        cuts.add(new Cut(new Budget(nsid, count), afterBytes, false));
+        return this;
+    }
+
+    /**
+     * Stalls the first {@code count} responses of {@code nsid} longer than {@code afterBytes}: after that
+     * many body bytes nothing more is sent, and the proxy waits up to 30 s for the client to close the
+     * connection; {@link #stallsAbandoned} counts the clients that did.
+     */
+    FaultProxy stall(String nsid, int count, long afterBytes) {
+        cuts.add(new Cut(new Budget(nsid, count), afterBytes, true));
         return this;
     }
 
@@ -175,6 +187,11 @@ final class FaultProxy implements AutoCloseable {
     /** Responses of {@code nsid} cut short. */
     int cuts(String nsid) {
         return (int) log.stream().filter(e -> e.nsid.equals(nsid) && "cut".equals(e.fault)).count();
+    }
+
+    /** Stalled responses of {@code nsid} whose client closed the connection (its stall timeout fired). */
+    int stallsAbandoned(String nsid) {
+        return (int) log.stream().filter(e -> e.nsid.equals(nsid) && "stall-abandoned".equals(e.fault)).count();
     }
 
     int webSocketCuts() {
@@ -246,7 +263,7 @@ final class FaultProxy implements AutoCloseable {
                 for (Burst b : bursts) {
                     if (b.budget.claim(req.nsid())) {
                         writeSynthetic(client.getOutputStream(), b.status, b.retryAfterSeconds, "injected by the test proxy");
-                        log.add(new Exchange(req.nsid(), req.query(), b.status, null, 0, "burst"));
+                        log.add(new Exchange(req, b.status, null, 0, "burst"));
                         return;
                     }
                 }
@@ -263,7 +280,7 @@ final class FaultProxy implements AutoCloseable {
             InputStream upIn = up.getInputStream();
             byte[] respHead = readHead(upIn);
             if (respHead == null) {
-                log.add(new Exchange(req.nsid(), req.query(), 0, null, 0, "upstream-closed"));
+                log.add(new Exchange(req, 0, null, 0, "upstream-closed"));
                 return;
             }
             List<String> respLines = List.of(new String(respHead, StandardCharsets.ISO_8859_1).split("\r\n"));
@@ -286,7 +303,7 @@ final class FaultProxy implements AutoCloseable {
                 out.write(responseHead(respLines));
                 out.write(raw);
                 out.flush();
-                log.add(new Exchange(req.nsid(), req.query(), status, respHeaders.get("etag"), raw.length, "held", plain));
+                log.add(new Exchange(req.nsid(), req.query(), false, status, respHeaders.get("etag"), raw.length, "held", plain));
                 return;
             }
             Cut cut = null;
@@ -299,7 +316,9 @@ final class FaultProxy implements AutoCloseable {
             out.write(responseHead(respLines));
             long sent = pipe(upIn, out, cut != null ? cut.afterBytes : declared >= 0 ? declared : Long.MAX_VALUE);
             out.flush();
-            log.add(new Exchange(req.nsid(), req.query(), status, respHeaders.get("etag"), sent, cut == null ? null : "cut"));
+            String fault = cut == null ? null : cut.stall ? (awaitClientClose(client, in) ? "stall-abandoned" : "stall-timeout")
+                    : "cut";
+            log.add(new Exchange(req, status, respHeaders.get("etag"), sent, fault));
         } catch (IOException | RuntimeException e) {
             // a client or upstream that hung up; the client sees a closed connection, as it would without the proxy
         } catch (InterruptedException e) {
@@ -330,7 +349,27 @@ final class FaultProxy implements AutoCloseable {
         Budget b = wsCutBudget;
         boolean cut = b != null && b.claim("");
         long sent = pipe(upIn, out, cut ? wsCutAfter : Long.MAX_VALUE);
-        log.add(new Exchange(req.nsid(), req.query(), 101, null, sent, cut && sent >= wsCutAfter ? "ws-cut" : null));
+        log.add(new Exchange(req, 101, null, sent, cut && sent >= wsCutAfter ? "ws-cut" : null));
+    }
+
+    /** Whether the client closes its connection within 30 s (it has sent its whole request, so any read end is a close). */
+    private static boolean awaitClientClose(Socket client, InputStream in) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        try {
+            client.setSoTimeout(200);
+            while (System.nanoTime() < deadline) {
+                try {
+                    if (in.read() < 0) {
+                        return true;
+                    }
+                } catch (java.net.SocketTimeoutException still) {
+                    // the client is still waiting for bytes
+                }
+            }
+            return false;
+        } catch (IOException reset) {
+            return true;
+        }
     }
 
     /** Copies until EOF or {@code limit} bytes; returns the bytes copied. */
