@@ -314,10 +314,25 @@ class ClientFaultsSystemTest {
                 while (sealedTip() <= cursor && System.nanoTime() < deadline) {
                     Thread.sleep(200);
                 }
-                // the gateways learn of the new segment from the ingester's feed
-                Thread.sleep(2_000);
+                // the gateways learn of the new segment from the ingester's feed: wait until both refuse the cursor
+                while (!(refuses(cfg.gatewayPort(0), cursor) && refuses(cfg.gatewayPort(1), cursor))
+                        && System.nanoTime() < deadline) {
+                    Thread.sleep(200);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Whether a gateway answers this cursor with CursorTooOld (it checks the cursor before any upgrade). */
+        private boolean refuses(int port, long cursor) throws InterruptedException {
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + cfg.host() + ":" + port
+                                + "/xrpc/network.bsky.jetstream.subscribeEvents?cursor=" + cursor))
+                        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+                return r.statusCode() == 400 && r.body().contains("CursorTooOld");
+            } catch (IOException e) {
+                return false;
             }
         }
 
