@@ -115,6 +115,7 @@ class ClientFaultsSystemTest {
             }
             awaitSteadyState(cfg);
             Set<String> unavailable = traffic.stopWatchingStatuses();
+            // a few steady-state segments sealed under live traffic before the client starts
             Thread.sleep(4_000);
 
             Held held = new Held(cfg);
@@ -161,7 +162,7 @@ class ClientFaultsSystemTest {
                     Thread.sleep(250);
                 }
                 traffic.stop();
-                LOG.println("client faults test: traffic stopped at relay seq " + sim.headSeq() + "; " + client.stats());
+                LOG.println("client faults test: traffic stopped at relay seq " + sim.headSeq());
                 Map<String, String> mismatch = awaitTruth(sim, fold, unavailable, failed);
                 Stats stats = client.stats();
                 client.close();
