@@ -61,6 +61,7 @@ public final class JetstreamClient implements AutoCloseable {
     private volatile LiveSession session;
 
     private final AtomicLong pages = new AtomicLong();
+    private final AtomicLong sweeps = new AtomicLong();
     private final AtomicLong segments = new AtomicLong();
     private final AtomicLong blocks = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
@@ -210,7 +211,7 @@ public final class JetstreamClient implements AutoCloseable {
     public Stats stats() {
         return new Stats(pages.get(), sealedTip, plannedThrough, residualGap, segments.get(), blocks.get(), bytes.get(),
                 events.get(), liveEvents.get(), duplicates.get(), xrpc.retries.get(), plannedUnits.get(),
-                doneUnits.get(), lastSeq);
+                doneUnits.get(), lastSeq, sweeps.get());
     }
 
     /** Stops downloads and the live tail; the iterator then ends. Idempotent. */
@@ -314,6 +315,7 @@ public final class JetstreamClient implements AutoCloseable {
 
     /** One sealed sweep from {@code floor}; returns the pinned sealedTipSeq S. */
     private long sweep(long floor) {
+        sweeps.incrementAndGet();
         long cursor = floor;
         Long pinned = options.snapshotOnly ? options.beforeSeq : null;
         long tip = -1;

@@ -3,8 +3,10 @@ package jetstream.client;
 /**
  * A snapshot of a client's progress. {@code sealedTip} is the pinned S of the current sweep,
  * {@code plannedThrough} the last page's plannedThroughSeq, {@code residualGap} the seqs between the
- * cutover cursor and the first live event (filtered-out events included), -1 before the first one.
+ * cutover cursor and the first live event (filtered-out events included), -1 before the first one;
+ * {@code sweeps} counts sealed sweeps started: more than one means the live tail answered
+ * {@code CursorTooOld} and the client re-entered the archive (facts §11.2 step 5).
  */
 public record Stats(long pages, long sealedTip, long plannedThrough, long residualGap, long segments, long blocks,
                     long bytes, long events, long liveEvents, long duplicatesDropped, long retries,
-                    long plannedUnits, long doneUnits, long lastSeq) {}
+                    long plannedUnits, long doneUnits, long lastSeq, long sweeps) {}

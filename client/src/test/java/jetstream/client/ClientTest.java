@@ -229,6 +229,7 @@ class ClientTest {
         assertTrue(firstTip < 600 && server.archive.manifest.sealedTipSeq() >= 600, "the fault fired");
         assertTrue(server.liveQueries.size() >= 2, server.liveQueries.toString());
         assertTrue(c.stats().sealedTip() >= 600);
+        assertTrue(c.stats().sweeps() >= 2, "the client re-entered the archive: " + c.stats());
     }
 
     @Test
