@@ -3,25 +3,38 @@ package jetstream.cli.dev;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.cli.dev.StreamChecker.Archive;
 import jetstream.cli.dev.StreamChecker.Filter;
 import jetstream.cli.dev.StreamChecker.Row;
 import jetstream.client.Batch;
 import jetstream.client.Event;
+import jetstream.client.Fold;
 import jetstream.client.Jetstream;
 import jetstream.client.JetstreamClient;
 import jetstream.client.Options;
@@ -36,122 +49,425 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The first system test (issue [H]): every process a separate JVM ({@link DevStack}) on the
- * simulator (small profile, relay disconnects and malformed frames on), the ingester started in
- * steady state (bootstrap [D2] is not built), live traffic throughout; a v1 and a v2 live
- * subscriber and a backfill-then-live client run through the front door while the ingester is
- * killed with SIGKILL twice and a gateway once (seeded order and pauses, seed printed;
- * {@code -Djetstream.system.kills=N} for a longer campaign), each restarted. At the end every stream
- * is checked against the archive on disk by {@link StreamChecker}. Not covered yet: bootstrap and
- * merge ([D2]), compaction and timestamp import ([I]), and the simulator's ground truth (without a
- * bootstrap the archive starts at the live tip, so no fold can equal the simulator's repos).
+ * The system oracle test (issue [H]): every process a separate JVM ({@link DevStack}) on the
+ * simulator (small profile, seeded, relay disconnects and malformed frames on), the ingester
+ * starting on an empty data directory ({@code JETSTREAM_INGEST_START_STEADY=false}): bootstrap of
+ * every simulated repository, merge, steady state, all under live traffic. A v1 and a v2 live
+ * subscriber (filtered) and a backfill-then-live client (afterSeq=0, unfiltered, folding what it
+ * gets) run through the front door from the start. The ingester is killed with SIGKILL at least
+ * five times — once during the bootstrap, once as soon as the merge is seen, once right after a
+ * timestamp import is submitted (so the job resumes), the rest in steady state with seeded pauses —
+ * and gateway-a once; each is restarted. Compaction runs every 30 s (and at the merge tail). At the
+ * end the client's {@link Fold} equals the simulator's ground truth ({@code /sim/truth/<did>}) for
+ * every repository the bootstrap could download, and every recorded stream satisfies
+ * {@link StreamChecker} against the archive on disk (dedup, seq and per-DID order, gaps only in
+ * registered vacancies or below the compaction watermark, exact filters, times as the import left
+ * them).
+ *
+ * <p>Replay and longer campaigns: the seed (of the kill schedule and of the simulated network) is
+ * printed; {@code -Djetstream.system.seed=<seed>} replays it, {@code -Djetstream.system.kills=N}
+ * sets the ingester kills and {@code -Djetstream.system.rate=R} the simulator's events per second.
+ * {@code mvn -B -o -pl client -am test -Plong -Dtest=SystemTest -Dsurefire.failIfNoSpecifiedTests=false}
+ * runs the long campaign (client/pom.xml: 25 kills, 150 events/s). The services must be packaged
+ * first ({@code mvn -B -o -q -pl simulator,ingester,archive-server,fanout-gateway -am package -DskipTests}).
  */
 class SystemTest {
     private static final PrintStream LOG = System.out;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String IMPORT_TOKEN = "system-test-import-token";
+    /** Imported times: 2001-01-01T00:00:00Z plus i seconds for the i-th record named. */
+    private static final long IMPORT_BASE_SECONDS = 978_307_200L;
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
     @Test
-    @Timeout(value = 12, unit = TimeUnit.MINUTES)
-    void streamsStayExactThroughKills() throws Exception {
+    @Timeout(value = 20, unit = TimeUnit.MINUTES)
+    void bootstrapMergeAndSteadyStateStayExactThroughKills() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
         for (String m : List.of("simulator", "ingester", "archive-server", "fanout-gateway")) {
             Path jar = m.equals("simulator") ? DevStack.simulatorJar(root) : DevStack.quarkusJar(root, m);
             assertTrue(Files.exists(jar), jar + " is missing: the system test runs on packaged services (mvn -B verify builds them"
                     + " before this module)");
         }
+        long seed = Long.getLong("jetstream.system.seed", System.nanoTime());
+        int ingesterKills = Math.max(5, Integer.getInteger("jetstream.system.kills", 5));
+        int rate = Math.max(10, Integer.getInteger("jetstream.system.rate", 40));
+        LOG.println("system test: seed " + seed + " (replay with -Djetstream.system.seed=" + seed + "), " + ingesterKills
+                + " ingester kills, 1 gateway kill, " + rate + " events/s");
+        Random rnd = new Random(seed);
+        long started = System.nanoTime();
+
         Path data = root.resolve("client/target/system-test");
         DevCommand.deleteTree(data);
         int base = freeRun(6);
         int front = freeRun(1);
         Map<String, Map<String, String>> env = Map.of(
-                "ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s", "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64",
-                        "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "65536"),
+                "ingester", Map.of("JETSTREAM_INGEST_START_STEADY", "false", "JETSTREAM_INGEST_BLOCK_AGE", "1s",
+                        "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64", "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "65536",
+                        "JETSTREAM_COMPACTION_INTERVAL", "30s", "JETSTREAM_TIMESTAMP_IMPORT_TOKEN", IMPORT_TOKEN),
                 "archive", Map.of("JETSTREAM_ARCHIVE_RESCAN_INTERVAL", "2s"));
         DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", front, base,
-                List.of("--profile", "small", "--events-per-second", "40", "--disconnect-every", "700",
-                        "--malformed-frame-every", "500"), env);
+                List.of("--profile", "small", "--seed", Long.toString(seed), "--events-per-second", Integer.toString(rate),
+                        "--disconnect-every", "700", "--malformed-frame-every", "500"), env);
         String ws = cfg.frontUrl().replaceFirst("^http", "ws");
+        String ingesterUrl = "http://" + cfg.host() + ":" + cfg.ingesterPort();
         List<String> problems = new ArrayList<>();
-        List<Row> clientRows = new ArrayList<>();
-        try (DevStack stack = DevStack.start(cfg, LOG)) {
+        List<String> killLog = new ArrayList<>();
+        try (DevStack stack = DevStack.create(cfg)) {
+            stack.startOne("simulator", LOG);
+            // the repositories the bootstrap cannot download (deactivated or taken down when listed): their fold
+            // lacks the records written before the listing, as the reference's does
+            Map<String, Boolean> repos = listRepos(cfg.simUrl());
+            Set<String> unavailable = new TreeSet<>();
+            repos.forEach((did, active) -> {
+                if (!active) {
+                    unavailable.add(did);
+                }
+            });
+            for (String name : DevStack.NAMES.subList(1, DevStack.NAMES.size())) {
+                stack.startOne(name, LOG);
+            }
             WsRecorder v1 = new WsRecorder("v1", ws + "/subscribe?wantedCollections=app.bsky.feed.post", true);
             WsRecorder v2 = new WsRecorder("v2", ws + "/xrpc/network.bsky.jetstream.subscribeEvents?collections=app.bsky.graph.*",
                     false);
-            Thread.sleep(10_000);
             ClientRun client = new ClientRun(cfg.frontUrl());
-            Thread.sleep(8_000);
 
-            // ingester kills and one gateway kill in a seeded order with seeded pauses; replay with -Djetstream.system.seed
-            long seed = Long.getLong("jetstream.system.seed", System.nanoTime());
-            int ingesterKills = Math.max(2, Integer.getInteger("jetstream.system.kills", 2));
-            LOG.println("system test: seed " + seed + " (replay with -Djetstream.system.seed=" + seed + "), "
-                    + ingesterKills + " ingester kills, 1 gateway kill");
-            java.util.Random rnd = new java.util.Random(seed);
-            List<String> victims = new ArrayList<>();
-            for (int i = 0; i < ingesterKills; i++) {
-                victims.add("ingester");
-            }
-            victims.add(1 + rnd.nextInt(ingesterKills), "gateway-a");
-            for (String victim : victims) {
-                LOG.println("system test: kill -9 " + victim);
-                stack.kill9(victim);
-                Thread.sleep(500 + rnd.nextInt(2_500));
-                stack.startOne(victim, LOG);
-                Thread.sleep(5_000 + rnd.nextInt(8_000));
-            }
-            Thread.sleep(5_000);
+            // kill 1 in the bootstrap, kill 2 at the first sight of the merge (when the bootstrap outlasts the stack's
+            // start, or the merge is over before it is seen, the kill lands in the phase it finds; the log says which)
+            Thread.sleep(rnd.nextInt(1_500));
+            killIngester(stack, ingesterUrl, killLog);
+            awaitPhase(ingesterUrl, Set.of(2, 3), 300);
+            killIngester(stack, ingesterUrl, killLog);
+            awaitPhase(ingesterUrl, Set.of(3), 300);
+            LOG.printf("system test: steady state after %.0f s%n", (System.nanoTime() - started) / 1e9);
 
+            List<String> steady = new ArrayList<>();
+            for (int i = 0; i < ingesterKills - 3; i++) {
+                steady.add("ingester");
+            }
+            steady.add(rnd.nextInt(steady.size() + 1), "gateway-a");
+            int importAt = rnd.nextInt(steady.size() + 1);
+            Map<String, Long> imported = new TreeMap<>();
+            String job = null;
+            for (int i = 0; i <= steady.size(); i++) {
+                if (i == importAt) {
+                    Thread.sleep(2_000 + rnd.nextInt(3_000));
+                    imported.putAll(importPaths(client.snapshot(), 16));
+                    job = submitImport(cfg, data, imported);
+                    Thread.sleep(rnd.nextInt(2_000));
+                    killIngester(stack, ingesterUrl, killLog);
+                }
+                if (i == steady.size()) {
+                    break;
+                }
+                Thread.sleep(3_000 + rnd.nextInt(6_000));
+                if (steady.get(i).equals("ingester")) {
+                    killIngester(stack, ingesterUrl, killLog);
+                } else {
+                    killLog.add("gateway-a");
+                    LOG.println("system test: kill -9 gateway-a");
+                    stack.kill9("gateway-a");
+                    Thread.sleep(500 + rnd.nextInt(2_500));
+                    stack.startOne("gateway-a", LOG);
+                }
+                assertEquals(null, stack.firstDead(), "a process died on its own");
+            }
+            JsonNode importStatus = awaitImport(cfg, job, 240);
+            LOG.println("system test: import " + importStatus);
+            long watermark = awaitCompaction(cfg, 180);
+            LOG.println("system test: kills " + killLog + ", compaction watermark " + watermark);
             assertEquals(null, stack.firstDead(), "a process died on its own");
             v1.close();
             v2.close();
-            clientRows.addAll(client.stop());
+
+            // the client keeps folding while traffic goes on: every repository must reach ground truth at some moment
+            FoldReport fold = compareWithTruth(cfg.simUrl(), repos.keySet(), unavailable, client, 120);
+            LOG.println("system test: " + fold);
+            List<Row> clientRows = client.stop();
+            assertEquals(null, stack.firstDead(), "a process died on its own");
+            JsonNode status = status(cfg);
             // a graceful stop flushes the ingester's open block so the archive holds everything sent
             stack.processes().get("ingester").destroy();
-            assertTrue(stack.processes().get("ingester").waitFor(30, TimeUnit.SECONDS), "ingester did not stop on SIGTERM");
+            assertTrue(stack.processes().get("ingester").waitFor(60, TimeUnit.SECONDS), "ingester did not stop on SIGTERM");
+            watermark = Math.max(watermark, status.path("compaction").path("watermarkSeq").asLong(0));
 
-            Archive archive = readArchive(data);
+            Archive archive = readArchive(data, watermark, imported.keySet());
             long upTo = archive.rows().isEmpty() ? 0 : archive.rows().lastKey();
-            LOG.printf("system test: archive %d rows up to seq %d, %d vacancies %s%n", archive.rows().size(), upTo,
-                    archive.vacancies().size(), archive.vacancies());
+            LOG.printf("system test: archive %d rows up to seq %d, compaction watermark %d, %d vacancies %s%n",
+                    archive.rows().size(), upTo, watermark, archive.vacancies().size(), archive.vacancies());
             for (WsRecorder r : List.of(v1, v2)) {
                 LOG.printf("system test: %s recorded %d events over %d connections%n", r.name(), r.rows().size(), r.connects());
                 assertEquals(List.of(), r.errors(), r.name() + " could not parse frames");
             }
             LOG.printf("system test: client recorded %d events (%s)%n", clientRows.size(), client.failure);
+            problems.addAll(fold.problems());
+            problems.addAll(importProblems(archive, imported));
             problems.addAll(StreamChecker.check("v1", v1.rows(), archive, Filter.v1(Set.of("app.bsky.feed.post")), upTo));
             problems.addAll(StreamChecker.check("v2", v2.rows(), archive, Filter.v2(Set.of("app.bsky.graph.*")), upTo));
-            problems.addAll(StreamChecker.check("client", clientRows, archive, Filter.v2(Set.of("app.bsky.feed.post")), upTo));
-            assertTrue(clientRows.isEmpty() || clientRows.get(0).seq() == firstWanted(archive, Filter.v2(Set.of("app.bsky.feed.post"))),
-                    "the backfill did not start at the archive's first matching event");
+            problems.addAll(StreamChecker.check("client", clientRows, archive, Filter.v2(Set.of()), upTo));
+            assertTrue(!archive.rows().isEmpty() && !clientRows.isEmpty() && clientRows.get(0).seq() <= archive.rows().firstKey(),
+                    "the backfill did not start at the archive's beginning");
+            assertTrue(killLog.stream().filter(k -> k.startsWith("ingester")).count() >= ingesterKills,
+                    "too few ingester kills: " + killLog);
             // round-robin gives the two recorders' first connections to different gateways, so one of them sits on
             // gateway-a when it is killed and must reconnect (through the front door, to a live gateway)
             assertTrue(v1.connects() + v2.connects() >= 3, "a recorder should have reconnected after gateway-a's kill: v1 "
                     + v1.connects() + ", v2 " + v2.connects());
-            assertTrue(v1.rows().size() >= 100 && v2.rows().size() >= 20 && clientRows.size() >= 100,
+            assertTrue(v1.rows().size() >= 100 && v2.rows().size() >= 20 && clientRows.size() >= 1_000,
                     "too little traffic to judge: v1 " + v1.rows().size() + ", v2 " + v2.rows().size() + ", client "
                             + clientRows.size());
+            assertTrue(watermark > 0, "no compaction pass finished");
             assertEquals(null, client.failure, "the backfill-then-live client failed");
         }
+        LOG.printf("system test: %.0f s wall%n", (System.nanoTime() - started) / 1e9);
         assertEquals(List.of(), problems.size() > 40 ? problems.subList(0, 40) : problems);
     }
 
-    private static long firstWanted(Archive a, Filter f) {
-        for (Row r : a.rows().values()) {
-            if (f.wants(r, a.resyncReplacements().contains(r.seq()))) {
-                return r.seq();
+    // ---- the ingester's phase and the kills ----
+
+    /** {@code jetstream_ingest_phase}: 1 bootstrap, 2 merging, 3 steady state; -1 when the ingester does not answer. */
+    static int phase(String ingesterUrl) {
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(ingesterUrl + "/q/metrics"))
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            for (String line : r.body().split("\n")) {
+                if (line.startsWith("jetstream_ingest_phase")) {
+                    return (int) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                }
             }
+        } catch (IOException | InterruptedException | NumberFormatException e) {
+            // not answering: restarting
         }
         return -1;
     }
 
-    /** The backfill-then-live client of the library, from seq 1, recording what it hands out. */
-    private static final class ClientRun {
+    private static void awaitPhase(String ingesterUrl, Set<Integer> phases, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        int p = -1;
+        while (System.nanoTime() < deadline) {
+            p = phase(ingesterUrl);
+            if (phases.contains(p)) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("the ingester did not reach phase " + phases + " within " + seconds + " s (phase " + p + ")");
+    }
+
+    private static void killIngester(DevStack stack, String ingesterUrl, List<String> killLog) throws Exception {
+        String phase = switch (phase(ingesterUrl)) {
+            case 1 -> "bootstrap";
+            case 2 -> "merging";
+            case 3 -> "steady";
+            default -> "unknown";
+        };
+        killLog.add("ingester@" + phase);
+        LOG.println("system test: kill -9 ingester in phase " + phase);
+        stack.kill9("ingester");
+        stack.startOne("ingester", LOG);
+    }
+
+    // ---- compaction and import ----
+
+    private static JsonNode status(DevStack.Config cfg) throws IOException, InterruptedException {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(cfg.frontUrl() + "/status.json"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        return JSON.readTree(r.body());
+    }
+
+    /** The compaction watermark once a pass in steady state has moved it. */
+    private static long awaitCompaction(DevStack.Config cfg, int seconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        long first = -1;
+        while (System.nanoTime() < deadline) {
+            long w = status(cfg).path("compaction").path("watermarkSeq").asLong(0);
+            if (first < 0) {
+                first = w;
+            } else if (w > first) {
+                return w;
+            }
+            Thread.sleep(1_000);
+        }
+        throw new AssertionError("no compaction pass moved the watermark past " + first + " within " + seconds + " s");
+    }
+
+    /** {@code n} record paths of the fold, each with its imported time (µs). */
+    private static Map<String, Long> importPaths(Map<String, String> fold, int n) {
+        Map<String, Long> out = new TreeMap<>();
+        int i = 0;
+        for (String uri : fold.keySet()) {
+            if (i == n) {
+                break;
+            }
+            out.put(uri.substring("at://".length()), (IMPORT_BASE_SECONDS + i) * 1_000_000L);
+            i++;
+        }
+        assertEquals(n, out.size(), "the client's fold holds too few records to import times for");
+        return out;
+    }
+
+    /** Stages the CSV in the import directory and submits it through the front door; returns the job id. */
+    private static String submitImport(DevStack.Config cfg, Path data, Map<String, Long> paths) throws Exception {
+        StringBuilder csv = new StringBuilder("uri,timestamp,scope\n");
+        paths.forEach((path, micros) -> csv.append("at://").append(path).append(',')
+                .append(Instant.ofEpochSecond(micros / 1_000_000L)).append(",all_versions\n"));
+        Files.createDirectories(data.resolve("imports"));
+        Files.writeString(data.resolve("imports/system-test.csv"), csv);
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(cfg.frontUrl() + FrontDoor.IMPORT))
+                .header("Authorization", "Bearer " + IMPORT_TOKEN).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"path\":\"system-test.csv\"}")).timeout(Duration.ofSeconds(20))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), "importTimestamps: " + r.body());
+        String job = JSON.readTree(r.body()).path("job").asText();
+        LOG.println("system test: timestamp import " + job + " of " + paths.size() + " records");
+        return job;
+    }
+
+    private static JsonNode awaitImport(DevStack.Config cfg, String job, int seconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        String last = "no answer";
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(cfg.frontUrl() + FrontDoor.IMPORT_STATUS
+                        + "?job=" + job)).header("Authorization", "Bearer " + IMPORT_TOKEN).timeout(Duration.ofSeconds(10))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                last = r.statusCode() + " " + r.body();
+                if (r.statusCode() == 200) {
+                    JsonNode n = JSON.readTree(r.body());
+                    String state = n.path("state").asText();
+                    if (state.equals("complete")) {
+                        return n;
+                    }
+                    assertEquals("running", state, "import job: " + r.body());
+                }
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            Thread.sleep(500);
+        }
+        throw new AssertionError("import " + job + " not complete within " + seconds + " s: " + last);
+    }
+
+    /**
+     * The import happened: every create/update/resync row of a named record carries the imported time
+     * (rewritten in place or stamped on append), and there is at least one.
+     */
+    static List<String> importProblems(Archive archive, Map<String, Long> imported) {
+        List<String> bad = new ArrayList<>();
+        int stamped = 0;
+        for (Row r : archive.rows().values()) {
+            Long t = r.recordVersion() ? imported.get(r.path()) : null;
+            if (t == null) {
+                continue;
+            }
+            if (r.timeUs() != t) {
+                bad.add("import: archive row " + r + " does not carry the imported time " + t);
+            }
+            stamped++;
+        }
+        if (stamped == 0) {
+            bad.add("import: no archive row of the " + imported.size() + " imported records");
+        }
+        return bad;
+    }
+
+    // ---- ground truth ----
+
+    /** Every account the relay lists (all pages) with whether it is active. */
+    static Map<String, Boolean> listRepos(String simUrl) throws IOException, InterruptedException {
+        Map<String, Boolean> out = new TreeMap<>();
+        String cursor = null;
+        do {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(simUrl + "/xrpc/com.atproto.sync.listRepos?limit=1000"
+                    + (cursor == null ? "" : "&cursor=" + cursor))).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            JsonNode n = JSON.readTree(r.body());
+            for (JsonNode repo : n.path("repos")) {
+                out.put(repo.path("did").asText(), repo.path("active").asBoolean(true));
+            }
+            cursor = n.hasNonNull("cursor") ? n.path("cursor").asText() : null;
+        } while (cursor != null);
+        return out;
+    }
+
+    /**
+     * What comparing the fold with ground truth found: {@code equal} repositories matched, {@code
+     * unavailable} ones (inactive when the bootstrap listed them) are allowed to differ, and
+     * {@code problems} lists those that never matched before the deadline.
+     */
+    record FoldReport(int equal, int unavailableDiffering, int foldRecords, List<String> problems) {}
+
+    /**
+     * Polls ground truth and the client's fold until every repository has been equal at least once (the
+     * fold trails the simulator by the pipeline's latency while traffic goes on, so one comparison
+     * may catch a repository between two events).
+     */
+    static FoldReport compareWithTruth(String simUrl, Set<String> dids, Set<String> unavailable, ClientRun client, int seconds)
+            throws Exception {
+        Set<String> pending = new TreeSet<>(dids);
+        Set<String> matched = new TreeSet<>();
+        Map<String, String> lastDiff = new TreeMap<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        int foldSize = 0;
+        while (!pending.isEmpty() && System.nanoTime() < deadline) {
+            NavigableMap<String, String> fold = client.snapshot();
+            foldSize = fold.size();
+            for (java.util.Iterator<String> it = pending.iterator(); it.hasNext(); ) {
+                String did = it.next();
+                HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(simUrl + "/sim/truth/" + did))
+                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, r.statusCode(), r.body());
+                Map<String, String> truth = new TreeMap<>();
+                JSON.readTree(r.body()).path("records").fields().forEachRemaining(e -> truth.put(e.getKey(), e.getValue().asText()));
+                Map<String, String> mine = new TreeMap<>();
+                String prefix = "at://" + did + "/";
+                fold.subMap(prefix, prefix + Character.MAX_VALUE).forEach((k, v) -> mine.put(k.substring(prefix.length()), v));
+                if (mine.equals(truth)) {
+                    matched.add(did);
+                    it.remove();
+                } else {
+                    lastDiff.put(did, describe(mine, truth));
+                }
+            }
+            pending.removeIf(did -> unavailable.contains(did));
+            if (!pending.isEmpty()) {
+                Thread.sleep(1_000);
+            }
+        }
+        int unavailableDiffering = (int) unavailable.stream().filter(d -> !matched.contains(d)).count();
+        List<String> problems = new ArrayList<>();
+        for (String did : pending) {
+            problems.add("fold: " + did + " never equal to ground truth: " + lastDiff.get(did));
+        }
+        return new FoldReport(matched.size(), unavailableDiffering, foldSize, problems);
+    }
+
+    private static String describe(Map<String, String> fold, Map<String, String> truth) {
+        List<String> d = new ArrayList<>();
+        for (Map.Entry<String, String> e : truth.entrySet()) {
+            if (!e.getValue().equals(fold.get(e.getKey()))) {
+                d.add(e.getKey() + (fold.containsKey(e.getKey()) ? " cid differs" : " missing"));
+            }
+        }
+        for (String k : fold.keySet()) {
+            if (!truth.containsKey(k)) {
+                d.add(k + " not in truth");
+            }
+        }
+        return fold.size() + " vs " + truth.size() + " records" + (d.size() > 5 ? d.subList(0, 5) + "..." : d);
+    }
+
+    /** The backfill-then-live client of the library, from seq 1, unfiltered, folding and recording what it hands out. */
+    static final class ClientRun {
         private final JetstreamClient client;
         private final List<Row> rows = new ArrayList<>();
+        private final Fold fold = new Fold();
         private final Thread thread;
         volatile Throwable failure;
 
         ClientRun(String url) {
-            client = Jetstream.subscribe(url, Options.builder().collections(List.of("app.bsky.feed.post")).afterSeq(0).build());
+            client = Jetstream.subscribe(url, Options.builder().afterSeq(0).build());
             thread = new Thread(() -> {
                 try {
                     var it = client.events();
@@ -159,8 +475,8 @@ class SystemTest {
                         Batch b = it.next();
                         synchronized (rows) {
                             for (Event e : b.events()) {
-                                rows.add(new Row(e.seq(), e.did(), e.kind().wireName(), e.collection() == null ? "" : e.collection(),
-                                        e.rkey() == null ? "" : e.rkey()));
+                                fold.apply(e);
+                                rows.add(row(e));
                             }
                         }
                     }
@@ -172,6 +488,24 @@ class SystemTest {
             thread.start();
         }
 
+        private static Row row(Event e) throws IOException {
+            String kind = e.kind().wireName();
+            String op = switch (e.kind()) {
+                case COMMIT -> e.operation();
+                case ACCOUNT -> WsRecorder.op(kind, JSON.missingNode(), JSON.readTree(e.toJson()).path("account"));
+                default -> "";
+            };
+            return new Row(e.seq(), e.did(), kind, e.collection() == null ? "" : e.collection(),
+                    e.rkey() == null ? "" : e.rkey(), op, e.timeMicros());
+        }
+
+        /** The fold now: {@code at://did/collection/rkey} → CID. */
+        NavigableMap<String, String> snapshot() {
+            synchronized (rows) {
+                return new TreeMap<>(fold.records());
+            }
+        }
+
         List<Row> stop() throws InterruptedException {
             client.close();
             thread.join(15_000);
@@ -181,7 +515,7 @@ class SystemTest {
         }
     }
 
-    static Archive readArchive(Path data) throws IOException {
+    static Archive readArchive(Path data, long compactedThrough, Set<String> imported) throws IOException {
         TreeMap<Long, Row> rows = new TreeMap<>();
         Set<Long> resync = new HashSet<>();
         try (ZstdFrames zstd = new ZstdFrames()) {
@@ -204,7 +538,7 @@ class SystemTest {
                 }
             }
         }
-        return new Archive(rows, resync, VacancyFile.load(data));
+        return new Archive(rows, resync, VacancyFile.load(data), compactedThrough, imported);
     }
 
     private static void add(BlockView v, int i, TreeMap<Long, Row> rows, Set<Long> resync) {
@@ -219,10 +553,21 @@ class SystemTest {
         if (k == ArchiveRow.KIND_CREATE_RESYNC) {
             resync.add(v.seq(i));
         }
+        String op = switch (k) {
+            case ArchiveRow.KIND_CREATE, ArchiveRow.KIND_CREATE_RESYNC -> "create";
+            case ArchiveRow.KIND_UPDATE -> "update";
+            case ArchiveRow.KIND_DELETE -> "delete";
+            case ArchiveRow.KIND_ACCOUNT -> {
+                byte[] p = v.payload(i);
+                Map<String, Object> m = DagCbor.decodeMap(p, 0, p.length);
+                yield Boolean.FALSE.equals(m.get("active")) && "deleted".equals(m.get("status")) ? "deleted" : "";
+            }
+            default -> "";
+        };
         boolean commit = kind.equals("commit");
         Row r = new Row(v.seq(i), new String(b, v.didOffset(i), v.didLength(i), StandardCharsets.UTF_8), kind,
                 commit ? new String(b, v.collectionOffset(i), v.collectionLength(i), StandardCharsets.UTF_8) : "",
-                commit ? new String(b, v.rkeyOffset(i), v.rkeyLength(i), StandardCharsets.UTF_8) : "");
+                commit ? new String(b, v.rkeyOffset(i), v.rkeyLength(i), StandardCharsets.UTF_8) : "", op, v.displayTime(i));
         Row prev = rows.put(r.seq(), r);
         assertTrue(prev == null || prev.equals(r), "seq " + r.seq() + " archived twice with different rows");
     }

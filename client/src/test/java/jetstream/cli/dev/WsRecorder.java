@@ -8,6 +8,7 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -141,7 +142,7 @@ final class WsRecorder implements AutoCloseable {
         String kind = n.path("kind").asText();
         JsonNode c = n.path("commit");
         return new Row(n.path("cursor").asLong(), n.path("did").asText(), kind, c.path("collection").asText(""),
-                c.path("rkey").asText(""));
+                c.path("rkey").asText(""), op(kind, c, n.path("account")), n.path("time_us").asLong());
     }
 
     /** A v2 message frame; #info frames carry no event. */
@@ -152,8 +153,19 @@ final class WsRecorder implements AutoCloseable {
         if (kind.equals("info")) {
             return null;
         }
+        Instant t = Instant.parse(p.path("time").asText());
         return new Row(p.path("seq").asLong(), p.path("did").asText(), kind, p.path("collection").asText(""),
-                p.path("rkey").asText(""));
+                p.path("rkey").asText(""), op(kind, p, p.path("account")), t.getEpochSecond() * 1_000_000 + t.getNano() / 1000);
+    }
+
+    /** {@link Row#op()}: the commit's operation, {@code deleted} for an account deletion. */
+    static String op(String kind, JsonNode commit, JsonNode account) {
+        return switch (kind) {
+            case "commit" -> commit.path("operation").asText();
+            case "account" -> !account.path("active").asBoolean(true) && account.path("status").asText().equals("deleted")
+                    ? "deleted" : "";
+            default -> "";
+        };
     }
 
     String name() {
