@@ -2,6 +2,7 @@ package jetstream.cli.dev;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -28,7 +29,8 @@ import jetstream.feed.Vacancy;
 final class StreamChecker {
     /**
      * One event: what a subscriber sees. {@code kind} is commit/identity/account/sync; {@code op}
-     * is create/update/delete for a commit, {@code deleted} for an account deletion, else empty;
+     * is create/update/delete for a commit, {@code deleted} / {@code active} for an account event
+     * (empty when it only deactivates), else empty;
      * {@code timeUs} the display time (µs since the epoch).
      */
     record Row(long seq, String did, String kind, String collection, String rkey, String op, long timeUs) {
@@ -126,6 +128,34 @@ final class StreamChecker {
     }
 
     private StreamChecker() {}
+
+    /**
+     * What the allowances of {@link #check} were used for in {@code stream} (for the test's log, so a
+     * run shows that the vacancy, compaction and import rules were exercised, not only stated).
+     */
+    static String allowances(List<Row> stream, Archive archive) {
+        Set<Long> seen = new HashSet<>();
+        int vacant = 0;
+        int compacted = 0;
+        int importedTime = 0;
+        for (Row r : stream) {
+            if (!seen.add(r.seq())) {
+                continue;
+            }
+            Row a = archive.rows().get(r.seq());
+            if (a == null) {
+                if (archive.vacant(r.seq())) {
+                    vacant++;
+                } else if (archive.compactedAway(r)) {
+                    compacted++;
+                }
+            } else if (a.timeUs() != r.timeUs() && archive.imported().contains(r.path())) {
+                importedTime++;
+            }
+        }
+        return seen.size() + " distinct seqs: " + vacant + " sent but lost in a crash (in a vacancy), " + compacted
+                + " compacted away later, " + importedTime + " seen before the import rewrote their time";
+    }
 
     /** Every violation found, empty when the stream is correct; {@code upTo} caps the span (the archive's durable end). */
     static List<String> check(String name, List<Row> stream, Archive archive, Filter filter, long upTo) {

@@ -158,12 +158,12 @@ final class WsRecorder implements AutoCloseable {
                 p.path("rkey").asText(""), op(kind, p, p.path("account")), t.getEpochSecond() * 1_000_000 + t.getNano() / 1000);
     }
 
-    /** {@link Row#op()}: the commit's operation, {@code deleted} for an account deletion. */
+    /** {@link Row#op()}: the commit's operation; for an account event {@code deleted}, {@code active} or empty (inactive). */
     static String op(String kind, JsonNode commit, JsonNode account) {
         return switch (kind) {
             case "commit" -> commit.path("operation").asText();
-            case "account" -> !account.path("active").asBoolean(true) && account.path("status").asText().equals("deleted")
-                    ? "deleted" : "";
+            case "account" -> account.path("active").asBoolean(false) ? "active"
+                    : account.path("status").asText().equals("deleted") ? "deleted" : "";
             default -> "";
         };
     }
