@@ -194,7 +194,7 @@ class SystemTest {
             v2.close();
             onA.close();
 
-            // the client keeps folding while traffic goes on: every repository must reach ground truth at some moment
+            // the client keeps folding while traffic goes on: every repository must equal ground truth at the rev it reports
             FoldReport fold = compareWithTruth(cfg.simUrl(), repos.keySet(), unavailable, client, 120);
             LOG.println("system test: " + fold);
             List<Row> clientRows = client.stop();
