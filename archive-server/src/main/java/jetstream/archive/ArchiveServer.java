@@ -75,7 +75,8 @@ public class ArchiveServer {
     private ScheduledExecutorService scheduler;
     private ScheduledExecutorService sampling;
     private StatusSampler sampler;
-    private FeedClient feed;
+    private volatile FeedClient feed;
+    private volatile boolean stopping;
     private Counter blockOk;
     private Counter blockNotFound;
     private Counter blockBadRequest;
@@ -133,6 +134,7 @@ public class ArchiveServer {
     }
 
     void stop(@Observes ShutdownEvent ev) {
+        stopping = true;
         if (feed != null) {
             feed.close();
         }
@@ -163,6 +165,9 @@ public class ArchiveServer {
     }
 
     private void startFeed(Path socket) {
+        if (stopping) {
+            return;
+        }
         try {
             feed = FeedClient.start(FeedClient.Options.defaults(socket), FeedFrame.Subscribe.LIVE, new FeedClient.Listener() {
                 @Override
@@ -179,6 +184,17 @@ public class ArchiveServer {
                 @Override
                 public void onDisconnected(Exception cause) {
                     lifecycle.feedConnected(false);
+                }
+
+                /**
+                 * The last event seen is below a restarted ingester's log floor (it was sent before it was
+                 * durable and its seq became a vacancy): the client has stopped, so follow the live tip again
+                 * (this server needs the control frames, not the events it missed).
+                 */
+                @Override
+                public void onTooOld(FeedFrame.TooOld tooOld) {
+                    lifecycle.feedConnected(false);
+                    scheduler.execute(() -> startFeed(socket));
                 }
             });
         } catch (IOException e) {

@@ -106,6 +106,34 @@ class StatusPageTest {
         }
     }
 
+    /** The next connection of the archive's feed client, or a failure after {@code seconds}. */
+    private static SocketChannel acceptWithin(ServerSocketChannel server, int seconds) throws Exception {
+        server.configureBlocking(false);
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            SocketChannel ch = server.accept();
+            if (ch != null) {
+                ch.configureBlocking(true);
+                return ch;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("the archive did not reconnect to the feed within " + seconds + " s");
+    }
+
+    /** Reads the reader's SUBSCRIBE frame and returns its fromSeq. */
+    private static long subscribeSeq(SocketChannel ch) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(64);
+        while (b.position() < FeedCodec.LENGTH_PREFIX
+                || b.position() < FeedCodec.LENGTH_PREFIX + FeedCodec.contentLength(b.array(), 0)) {
+            if (ch.read(b) < 0) {
+                throw new IOException("closed before a SUBSCRIBE frame");
+            }
+        }
+        FeedFrame f = FeedCodec.decode(b.array(), FeedCodec.LENGTH_PREFIX, FeedCodec.contentLength(b.array(), 0));
+        return ((FeedFrame.Subscribe) f).fromSeq();
+    }
+
     private static void gatewayFile(Path run, String id, long subscribers, long updatedAtMicros) throws IOException {
         Files.writeString(run.resolve("gateway-" + id + ".json"), new JsonObject().put("id", id)
                 .put("address", "127.0.0.1:1234").put("subscribers", subscribers).put("updatedAt", updatedAtMicros).encode());
@@ -198,6 +226,25 @@ class StatusPageTest {
                 assertEquals("bootstrap", bootDuration.getString("phase"));
                 double secs = bootDuration.getDouble("seconds");
                 assertTrue(secs >= 119 && secs < 135, merging.encode());
+            }
+            // the ingester is killed and restarts with its log floor above the last event seen (that event was
+            // sent before it was durable): the archive is told TOO_OLD and must follow the live tip again
+            try (SocketChannel ch = acceptWithin(server, 10)) {
+                assertEquals(58L, subscribeSeq(ch), "resumes after the last event seen");
+                send(ch, new FeedFrame.TooOld(58, 70));
+            }
+            try (SocketChannel ch = acceptWithin(server, 10)) {
+                assertEquals(FeedFrame.Subscribe.LIVE, subscribeSeq(ch), "follows the live tip after TOO_OLD");
+                send(ch, new FeedFrame.Subscribed(70, 70, 69, 70));
+                send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 9, 0, 0, 0));
+                long deadline = System.nanoTime() + 10_000_000_000L;
+                JsonObject again;
+                do {
+                    Thread.sleep(100);
+                    again = new JsonObject(Http.text(http.get("/status.json")));
+                } while (again.getJsonObject("compaction").getLong("watermarkSeq") != 9 && System.nanoTime() < deadline);
+                assertEquals(Boolean.TRUE, again.getJsonObject("feed").getBoolean("connected"));
+                assertEquals(9L, again.getJsonObject("compaction").getLong("watermarkSeq"));
             }
         }
 

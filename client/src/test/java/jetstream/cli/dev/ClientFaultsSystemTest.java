@@ -141,7 +141,7 @@ class ClientFaultsSystemTest {
                             Batch b = it.next();
                             synchronized (fold) {
                                 for (Event e : b.events()) {
-                                    rows.add(row(e));
+                                    rows.add(SystemTest.ClientRun.row(e));
                                     events.put(e.seq(), e);
                                     fold.apply(e);
                                 }
@@ -466,11 +466,6 @@ class ClientFaultsSystemTest {
         });
         got.keySet().stream().filter(k -> !want.containsKey(k)).forEach(k -> d.add("extra " + k));
         return d.size() > 5 ? d.subList(0, 5) + " ... (" + d.size() + ")" : d.toString();
-    }
-
-    private static Row row(Event e) {
-        return new Row(e.seq(), e.did(), e.kind().wireName(), e.collection() == null ? "" : e.collection(),
-                e.rkey() == null ? "" : e.rkey());
     }
 
     /**

@@ -238,10 +238,10 @@ class GatewayProcessesTest {
     void pairComparisonCatchesEveryDifference() {
         List<Frame> x = new ArrayList<>();
         for (long s = 10; s <= 30; s++) {
-            x.add(new Frame(new Row(s, "did:plc:u", "commit", "app.bsky.feed.post", "r" + s), "{\"seq\":" + s + "}"));
+            x.add(new Frame(new Row(s, "did:plc:u", "commit", "app.bsky.feed.post", "r" + s, "create", s), "{\"seq\":" + s + "}"));
         }
         List<Frame> y = new ArrayList<>(x.subList(3, x.size()));
-        y.add(new Frame(new Row(31, "did:plc:u", "commit", "app.bsky.feed.post", "r31"), "{\"seq\":31}"));
+        y.add(new Frame(new Row(31, "did:plc:u", "commit", "app.bsky.feed.post", "r31", "create", 31), "{\"seq\":31}"));
         assertEquals(List.of(), sameStream("equal", x, y, s -> false), "different ends are not differences");
 
         List<Frame> dropped = new ArrayList<>(y);

@@ -25,8 +25,8 @@ class StreamCheckerTest {
                 continue;
             }
             String did = "did:plc:u" + (s % 3);
-            rows.put(s, s % 10 == 0 ? new Row(s, did, "identity", "", "")
-                    : new Row(s, did, "commit", s % 2 == 0 ? "app.bsky.feed.like" : "app.bsky.feed.post", "r" + s));
+            rows.put(s, s % 10 == 0 ? new Row(s, did, "identity", "", "", "", 1000 * s)
+                    : commit(s, did, s % 2 == 0 ? "app.bsky.feed.like" : "app.bsky.feed.post", "r" + s, "create"));
         }
         return new Archive(rows, Set.of(), List.of(new Vacancy(21, 24, Vacancy.Reason.values()[0])));
     }
@@ -71,20 +71,20 @@ class StreamCheckerTest {
     void aSentEventLostInACrashMayOnlyLieInAVacancy() {
         Archive a = archive();
         List<Row> s = goodStream(a);
-        Row lost = new Row(21, "did:plc:u0", "commit", "app.bsky.feed.post", "never-durable");
+        Row lost = commit(21, "did:plc:u0", "app.bsky.feed.post", "never-durable", "create");
         s.add(indexOf(s, 25), lost);
         assertEquals(List.of(), StreamChecker.check("lost-in-vacancy", s, a, POSTS, 40));
         List<Row> t = goodStream(a);
-        t.add(indexOf(t, 27), new Row(26, "did:plc:u0", "commit", "app.bsky.feed.post", "invented"));
+        t.add(indexOf(t, 27), commit(26, "did:plc:u0", "app.bsky.feed.post", "invented", "create"));
         List<String> bad = StreamChecker.check("invented", t, a, POSTS, 40);
         assertTrue(bad.stream().anyMatch(b -> b.contains("seq 26 differs from the archive")), bad.toString());
         List<Row> u = goodStream(a);
-        u.add(new Row(41, "did:plc:u0", "commit", "app.bsky.feed.post", "beyond"));
+        u.add(commit(41, "did:plc:u0", "app.bsky.feed.post", "beyond", "create"));
         assertEquals(List.of(), StreamChecker.check("beyond-the-span", u, a, POSTS, 40),
                 "events above the archive's durable end are not judged");
         Archive shorter = new Archive(new TreeMap<>(a.rows().headMap(30L)), Set.of(), a.vacancies());
         List<String> missing = StreamChecker.check("not-archived", goodStream(a), shorter, POSTS, 40);
-        assertTrue(missing.stream().anyMatch(b -> b.contains("seq 31 is neither in the archive nor in a registered vacancy")),
+        assertTrue(missing.stream().anyMatch(b -> b.contains("seq 31 is neither in the archive, nor in a registered vacancy")),
                 missing.toString());
     }
 
@@ -94,7 +94,7 @@ class StreamCheckerTest {
         Archive noVacancy = new Archive(a.rows(), Set.of(), List.of());
         List<String> bad = StreamChecker.check("gap", goodStream(a), noVacancy, POSTS, 40);
         assertEquals(3, bad.size(), bad.toString());
-        assertTrue(bad.get(0).contains("seq 21 is neither archived nor a registered vacancy"), bad.toString());
+        assertTrue(bad.get(0).contains("seq 21 is neither archived, nor a registered vacancy"), bad.toString());
     }
 
     @Test
@@ -108,6 +108,97 @@ class StreamCheckerTest {
         s.set(j, t);
         List<String> bad = StreamChecker.check("order", s, a, POSTS, 40);
         assertTrue(bad.stream().anyMatch(b -> b.contains("seq 29 after 31")), bad.toString());
+    }
+
+    @Test
+    void reorderedEventsOfOneDidFail() {
+        Archive a = archive();
+        List<Row> s = goodStream(a);
+        // 25 and 31 are both posts of did:plc:u1: delivering 31 first breaks that DID's order
+        int i = indexOf(s, 25);
+        int j = indexOf(s, 31);
+        Row t = s.get(i);
+        s.set(i, s.get(j));
+        s.set(j, t);
+        List<String> bad = StreamChecker.check("did-order", s, a, POSTS, 40);
+        assertTrue(bad.stream().anyMatch(b -> b.contains("per-DID order broken for did:plc:u1: seq 25 after 31")),
+                bad.toString());
+    }
+
+    @Test
+    void aGatewaySkippingOneLiveEventFails() {
+        Archive a = archive();
+        // the v2 stream of everything, as a gateway that loses one event in its fan-out would send it
+        Filter all = Filter.v2(Set.of());
+        List<Row> s = new ArrayList<>(a.rows().values());
+        s.removeIf(r -> r.seq() == 12);
+        assertEquals(List.of(), StreamChecker.check("all", new ArrayList<>(a.rows().values()), a, all, 40));
+        List<String> bad = StreamChecker.check("skip", s, a, all, 40);
+        assertEquals(List.of("skip: seq 12 passes the filter but was not delivered: " + a.rows().get(12L)), bad);
+    }
+
+    @Test
+    void aFilterLeakFails() {
+        Archive a = archive();
+        Filter graph = Filter.v2(Set.of("app.bsky.feed.l*"));
+        List<Row> s = new ArrayList<>();
+        for (Row r : a.rows().values()) {
+            if (graph.wants(r, false) || r.seq() == 15) {
+                s.add(r);
+            }
+        }
+        List<String> bad = StreamChecker.check("leak", s, a, graph, 40);
+        assertEquals(1, bad.size(), bad.toString());
+        assertTrue(bad.get(0).contains("seq 15 does not pass the filter"), bad.toString());
+    }
+
+    @Test
+    void compactionMayRemoveOnlySupersededVersionsBelowItsWatermark() {
+        Archive a = archive();
+        // seq 27 (a post of did:plc:u0) is deleted at 39 (in place of the fixture's post there); compaction dropped 27
+        TreeMap<Long, Row> rows = new TreeMap<>(a.rows());
+        Row created = rows.remove(27L);
+        rows.put(39L, commit(39, created.did(), created.collection(), created.rkey(), "delete"));
+        List<Row> s = new ArrayList<>();
+        for (Row r : a.rows().tailMap(5L).values()) {
+            Row now = r.seq() == 39 ? rows.get(39L) : r;
+            if (r.seq() == 27 || POSTS.wants(now, false)) {
+                s.add(now);
+            }
+        }
+        Archive compacted = new Archive(rows, Set.of(), a.vacancies(), 30, Set.of());
+        assertEquals(List.of(), StreamChecker.check("compacted", s, compacted, POSTS, 40));
+        Archive beyondWatermark = new Archive(rows, Set.of(), a.vacancies(), 26, Set.of());
+        List<String> bad = StreamChecker.check("above-watermark", s, beyondWatermark, POSTS, 40);
+        assertTrue(bad.stream().anyMatch(b -> b.contains("seq 27 is neither in the archive, nor in a registered vacancy, nor a"
+                + " compacted record version")), bad.toString());
+        TreeMap<Long, Row> noTombstone = new TreeMap<>(a.rows());
+        noTombstone.remove(27L);
+        List<String> lost = StreamChecker.check("lost", goodStream(a), new Archive(noTombstone, Set.of(), a.vacancies(), 30,
+                Set.of()), POSTS, 40);
+        assertTrue(lost.stream().anyMatch(b -> b.contains("seq 27 is neither in the archive")), lost.toString());
+        // what no subscriber saw is accepted below the watermark only (the fold against ground truth judges it)
+        List<Row> withoutIt = new ArrayList<>(s);
+        withoutIt.removeIf(r -> r.seq() == 27);
+        assertEquals(List.of(), StreamChecker.check("unseen", withoutIt, compacted, POSTS, 40));
+        List<String> gap = StreamChecker.check("unseen-above", withoutIt, beyondWatermark, POSTS, 40);
+        assertEquals(List.of("unseen-above: seq 27 is neither archived, nor a registered vacancy, nor at or below the"
+                + " compaction watermark 26"), gap);
+    }
+
+    @Test
+    void onlyATimestampImportExplainsADifferentTime() {
+        Archive a = archive();
+        List<Row> s = goodStream(a);
+        int i = indexOf(s, 33);
+        Row r = s.get(i);
+        s.set(i, new Row(r.seq(), r.did(), r.kind(), r.collection(), r.rkey(), r.op(), 7));
+        List<String> bad = StreamChecker.check("time", s, a, POSTS, 40);
+        assertEquals(List.of("time: seq 33 time 7 differs from the archive's 33000 (no timestamp import names " + r.path()
+                + ")"), bad);
+        Archive imported = new Archive(a.rows(), Set.of(), a.vacancies(), 0, Set.of(r.path()));
+        assertEquals(List.of(), StreamChecker.check("imported", s, imported, POSTS, 40),
+                "a stream that saw the row before the import rewrote it saw the old time");
     }
 
     @Test
@@ -125,7 +216,7 @@ class StreamCheckerTest {
         Archive a = archive();
         List<Row> s = goodStream(a);
         int i = indexOf(s, 35);
-        s.set(i, new Row(35, "did:plc:other", "commit", "app.bsky.feed.post", "r35"));
+        s.set(i, commit(35, "did:plc:other", "app.bsky.feed.post", "r35", "create"));
         List<String> bad = StreamChecker.check("content", s, a, POSTS, 40);
         assertEquals(1, bad.size(), bad.toString());
         assertTrue(bad.get(0).contains("seq 35 differs from the archive"), bad.toString());
@@ -135,7 +226,7 @@ class StreamCheckerTest {
     void inconsistentDuplicateFails() {
         Archive a = archive();
         List<Row> s = goodStream(a);
-        s.add(new Row(37, "did:plc:u1", "commit", "app.bsky.feed.post", "changed"));
+        s.add(commit(37, "did:plc:u1", "app.bsky.feed.post", "changed", "create"));
         List<String> bad = StreamChecker.check("dup", s, a, POSTS, 40);
         assertTrue(bad.stream().anyMatch(b -> b.contains("seq 37 delivered twice with different content")), bad.toString());
     }
@@ -148,6 +239,10 @@ class StreamCheckerTest {
         assertTrue(v2.wants(r, true));
         assertTrue(!POSTS.wants(r, true));
         assertTrue(POSTS.wants(a.rows().get(10L), false), "identity bypasses the collection filter");
+    }
+
+    private static Row commit(long seq, String did, String collection, String rkey, String op) {
+        return new Row(seq, did, "commit", collection, rkey, op, 1000 * seq);
     }
 
     private static int indexOf(List<Row> s, long seq) {

@@ -1,6 +1,7 @@
 package jetstream.cli.dev;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.cli.dev.StreamChecker.Row;
@@ -39,7 +40,7 @@ final class WsRecorder implements AutoCloseable {
         String kind = n.path("kind").asText();
         JsonNode c = n.path("commit");
         return new Row(n.path("cursor").asLong(), n.path("did").asText(), kind, c.path("collection").asText(""),
-                c.path("rkey").asText(""));
+                c.path("rkey").asText(""), op(kind, c, n.path("account")), n.path("time_us").asLong());
     }
 
     /** A v2 message frame; #info frames carry no event. */
@@ -50,8 +51,19 @@ final class WsRecorder implements AutoCloseable {
         if (kind.equals("info")) {
             return null;
         }
+        Instant t = Instant.parse(p.path("time").asText());
         return new Row(p.path("seq").asLong(), p.path("did").asText(), kind, p.path("collection").asText(""),
-                p.path("rkey").asText(""));
+                p.path("rkey").asText(""), op(kind, p, p.path("account")), t.getEpochSecond() * 1_000_000 + t.getNano() / 1000);
+    }
+
+    /** {@link Row#op()}: the commit's operation; for an account event {@code deleted}, {@code active} or empty (inactive). */
+    static String op(String kind, JsonNode commit, JsonNode account) {
+        return switch (kind) {
+            case "commit" -> commit.path("operation").asText();
+            case "account" -> account.path("active").asBoolean(false) ? "active"
+                    : account.path("status").asText().equals("deleted") ? "deleted" : "";
+            default -> "";
+        };
     }
 
     List<String> errors() {

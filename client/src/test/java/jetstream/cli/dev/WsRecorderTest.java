@@ -41,7 +41,7 @@ class WsRecorderTest {
                 } else {
                     ws.writeTextMessage("{\"payload\":{\"$type\":\"network.bsky.jetstream.defs#info\",\"name\":\"x\"}}");
                     ws.writeTextMessage("{\"payload\":{\"$type\":\"network.bsky.jetstream.defs#identity\",\"seq\":9,"
-                            + "\"did\":\"did:plc:b\"}}");
+                            + "\"did\":\"did:plc:b\",\"time\":\"2023-11-14T22:13:20Z\"}}");
                 }
             });
             int port = server.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
@@ -57,7 +57,7 @@ class WsRecorderTest {
                 assertEquals(1, v1.errors().size(), "the unparseable message: " + v1.errors());
                 assertTrue(v1.errors().get(0).endsWith(" in not json"), v1.errors().get(0));
                 assertEquals(2, v1.connects());
-                assertEquals(List.of(new Row(9, "did:plc:b", "identity", "", "")), v2.rows());
+                assertEquals(List.of(new Row(9, "did:plc:b", "identity", "", "", "", 1_700_000_000_000_000L)), v2.rows());
                 assertEquals(List.of(), v2.errors());
             }
             assertTrue(uris.contains("/subscribe?wantedCollections=app.bsky.feed.post"), uris.toString());
@@ -69,7 +69,7 @@ class WsRecorderTest {
     }
 
     private static Row row(long seq, String rkey) {
-        return new Row(seq, "did:plc:a", "commit", "app.bsky.feed.post", rkey);
+        return new Row(seq, "did:plc:a", "commit", "app.bsky.feed.post", rkey, "create", seq);
     }
 
     private static String v1(String did, long seq, String collection, String rkey) {
