@@ -62,6 +62,7 @@ public final class JetstreamClient implements AutoCloseable {
 
     private final AtomicLong pages = new AtomicLong();
     private final AtomicLong sweeps = new AtomicLong();
+    private final AtomicLong liveIdleReconnects = new AtomicLong();
     private final AtomicLong segments = new AtomicLong();
     private final AtomicLong blocks = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
@@ -211,7 +212,7 @@ public final class JetstreamClient implements AutoCloseable {
     public Stats stats() {
         return new Stats(pages.get(), sealedTip, plannedThrough, residualGap, segments.get(), blocks.get(), bytes.get(),
                 events.get(), liveEvents.get(), duplicates.get(), xrpc.retries.get(), plannedUnits.get(),
-                doneUnits.get(), lastSeq, sweeps.get());
+                doneUnits.get(), lastSeq, sweeps.get(), liveIdleReconnects.get());
     }
 
     /** Stops downloads and the live tail; the iterator then ends. Idempotent. */
@@ -576,6 +577,10 @@ public final class JetstreamClient implements AutoCloseable {
                 Object o = s.queue.poll(LIVE_FLUSH_MS, TimeUnit.MILLISECONDS);
                 if (o == null) {
                     flush(batch, true);
+                    if (s.silentNanos() > options.liveIdleTimeout.toNanos()) {
+                        liveIdleReconnects.incrementAndGet();
+                        return progressed;
+                    }
                     continue;
                 }
                 if (o instanceof LiveSession.End) {

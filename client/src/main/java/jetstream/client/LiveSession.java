@@ -43,6 +43,7 @@ final class LiveSession implements WebSocket.Listener {
     private final StringBuilder partialText = new StringBuilder();
     private volatile WebSocket ws;
     private volatile boolean ended;
+    private volatile long lastHeardNanos = System.nanoTime();
 
     private LiveSession(byte[] dictionary) {
         if (dictionary != null) {
@@ -126,11 +127,13 @@ final class LiveSession implements WebSocket.Listener {
 
     @Override
     public void onOpen(WebSocket webSocket) {
+        lastHeardNanos = System.nanoTime();
         webSocket.request(1);
     }
 
     @Override
     public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+        lastHeardNanos = System.nanoTime();
         partialText.append(data);
         if (partialText.length() > MAX_MESSAGE_BYTES) {
             return fail(webSocket, "message above 32 MiB");
@@ -146,6 +149,7 @@ final class LiveSession implements WebSocket.Listener {
 
     @Override
     public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+        lastHeardNanos = System.nanoTime();
         byte[] chunk = new byte[data.remaining()];
         data.get(chunk);
         partialBin.writeBytes(chunk);
@@ -235,6 +239,18 @@ final class LiveSession implements WebSocket.Listener {
             ended = true;
             put(e);
         }
+    }
+
+    @Override
+    public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
+        lastHeardNanos = System.nanoTime();
+        webSocket.request(1);
+        return null;
+    }
+
+    /** Nanoseconds since the server was last heard from (any frame, pings included). */
+    long silentNanos() {
+        return System.nanoTime() - lastHeardNanos;
     }
 
     @Override

@@ -34,6 +34,7 @@ public final class Options {
     final boolean zstd;
     final Duration retryBase;
     final Duration stallTimeout;
+    final Duration liveIdleTimeout;
     final int partBytes;
     /** The exact row predicate (planner false positives are dropped with it), window unset. */
     final PlanFilter filter;
@@ -56,6 +57,7 @@ public final class Options {
         this.zstd = b.zstd;
         this.retryBase = b.retryBase;
         this.stallTimeout = b.stallTimeout;
+        this.liveIdleTimeout = b.liveIdleTimeout;
         this.partBytes = b.partBytes;
         this.filter = filter;
     }
@@ -99,6 +101,7 @@ public final class Options {
         private boolean zstd = true;
         private Duration retryBase = Duration.ofMillis(250);
         private Duration stallTimeout = Duration.ofSeconds(60);
+        private Duration liveIdleTimeout = Duration.ofSeconds(75);
         private int partBytes = DEFAULT_PART_BYTES;
 
         private Builder() {}
@@ -202,6 +205,19 @@ public final class Options {
         /** A download that delivers no byte for this long is abandoned and retried (default 60 s). */
         public Builder stallTimeout(Duration d) {
             this.stallTimeout = d;
+            return this;
+        }
+
+        /**
+         * A live session that receives nothing, not even the server's ping (every 30 s), for this long
+         * is treated as dead and reopened from the cursor (default 75 s): a connection cut without a
+         * close, such as a NAT or proxy dropping it, otherwise stalls the stream forever.
+         */
+        public Builder liveIdleTimeout(Duration d) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("liveIdleTimeout must be positive: " + d);
+            }
+            this.liveIdleTimeout = d;
             return this;
         }
 

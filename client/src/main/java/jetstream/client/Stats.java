@@ -5,8 +5,9 @@ package jetstream.client;
  * {@code plannedThrough} the last page's plannedThroughSeq, {@code residualGap} the seqs between the
  * cutover cursor and the first live event (filtered-out events included), -1 before the first one;
  * {@code sweeps} counts sealed sweeps started: more than one means the live tail answered
- * {@code CursorTooOld} and the client re-entered the archive (facts §11.2 step 5).
+ * {@code CursorTooOld} and the client re-entered the archive (facts §11.2 step 5); {@code liveIdleReconnects}
+ * counts live sessions reopened because the server went silent past {@code Options.liveIdleTimeout}.
  */
 public record Stats(long pages, long sealedTip, long plannedThrough, long residualGap, long segments, long blocks,
                     long bytes, long events, long liveEvents, long duplicatesDropped, long retries,
-                    long plannedUnits, long doneUnits, long lastSeq, long sweeps) {}
+                    long plannedUnits, long doneUnits, long lastSeq, long sweeps, long liveIdleReconnects) {}

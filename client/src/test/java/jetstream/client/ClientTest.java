@@ -257,6 +257,21 @@ class ClientTest {
     }
 
     @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aSilentLiveSocketIsReopenedFromTheLastSeq() throws Exception {
+        start(400, 100);
+        server.silenceLiveAfter = 70;
+        server.liveSilences.set(1);
+        JetstreamClient c = Jetstream.subscribe(server.host(),
+                fast().afterSeq(0).liveIdleTimeout(Duration.ofMillis(800)).build());
+        List<Event> got = readThrough(c, 400);
+        assertSame(expected(r -> true, 0, 400), got);
+        assertEquals(0, server.liveSilences.get(), "the silence fired");
+        assertEquals(1, c.stats().liveIdleReconnects(), c.stats().toString());
+        assertTrue(server.liveQueries.size() >= 2, server.liveQueries.toString());
+    }
+
+    @Test
     void zstdTailWithDictionaryAndARotatedDictionaryId() throws Exception {
         start(300, 100);
         server.dictionary = trainDictionary(server.archive.rows);

@@ -53,6 +53,9 @@ public final class FakeServer implements AutoCloseable {
     /** Close each new live socket after this many frames (0 = never), this many times. */
     volatile int dropLiveAfter;
     final AtomicInteger liveDrops = new AtomicInteger();
+    /** After this many events a live socket goes silent (kept open, no frame, no close), {@code liveSilences} times. */
+    volatile int silenceLiveAfter;
+    final AtomicInteger liveSilences = new AtomicInteger();
     /** Called once before the 2nd planSnapshot is answered. */
     volatile Runnable beforePlan2;
     /** Called before each CursorTooOld rejection. */
@@ -273,6 +276,11 @@ public final class FakeServer implements AutoCloseable {
                 liveDrops.decrementAndGet();
                 subs.remove(sub);
                 sub.ws.close();
+                return;
+            }
+            if (silenceLiveAfter > 0 && sub.next[1] >= silenceLiveAfter && liveSilences.get() > 0) {
+                liveSilences.decrementAndGet();
+                subs.remove(sub);
                 return;
             }
         }

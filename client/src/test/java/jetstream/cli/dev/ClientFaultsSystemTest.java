@@ -132,7 +132,7 @@ class ClientFaultsSystemTest {
                 JetstreamClient client = Jetstream.subscribe(proxy.url(), Options.builder().collections(List.of(FILTER))
                         .afterSeq(0).retryBase(Duration.ofMillis(50)).downloadConcurrency(4)
                         // above the longest plan-page hold, so only the proxy's stall trips it
-                        .stallTimeout(Duration.ofSeconds(8)).build());
+                        .stallTimeout(Duration.ofSeconds(8)).liveIdleTimeout(Duration.ofSeconds(20)).build());
                 AtomicBoolean failed = new AtomicBoolean();
                 Thread reader = new Thread(() -> {
                     try {
