@@ -80,7 +80,11 @@ class BootstrapCrashTierTest {
                                         // aim at the merge: it lasts about a second
                                         child.await("PHASE merging", 120);
                                         merging = true;
-                                        Thread.sleep(random.nextInt(700));
+                                        // half at once: into the bootstrap exit (phase=merging durable, the live
+                                        // capture not yet stopped and sealed), the rest into the drain
+                                        if (random.nextBoolean()) {
+                                            Thread.sleep(random.nextInt(700));
+                                        }
                                     } else {
                                         Thread.sleep(100 + random.nextInt(merging ? 1500 : 4000));
                                     }
