@@ -23,7 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -330,21 +329,11 @@ public final class GatewayBench {
     private void produce() {
         long offset = GatewayLoadGen.realtimeOffsetMicros();
         long seq = 1;
-        long start = System.nanoTime();
-        long sent = 0;
-        double lastRate = 0;
+        RatePacer pacer = new RatePacer();
         int i = 0;
         while (true) {
-            LockSupport.parkNanos(1_000_000);
-            double r = feedRate;
-            long now = System.nanoTime();
-            if (r != lastRate) {
-                start = now;
-                sent = 0;
-                lastRate = r;
-            }
-            long due = (long) ((now - start) / 1e9 * r) - sent;
-            if (due <= 0) {
+            long due = pacer.next(feedRate, 1_000_000);
+            if (due == 0) {
                 continue;
             }
             for (long k = 0; k < due; k++) {
@@ -355,7 +344,6 @@ public final class GatewayBench {
                         row[2].length, row[3], 0, row[3].length, row[4], 0, row[4].length, row[5], 0, row[5].length));
                 seq++;
             }
-            sent += due;
             log.advanceDurable(seq - 1);
         }
     }

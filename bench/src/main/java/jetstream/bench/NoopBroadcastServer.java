@@ -21,7 +21,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The floor of {@link GatewayBench}, run as its own JVM: the gateway's WebSocket stack without the
@@ -106,21 +105,12 @@ public final class NoopBroadcastServer {
         int digitsAt = "{\"time_us\":".length();
         long offset = GatewayLoadGen.realtimeOffsetMicros();
         Thread ticker = new Thread(() -> {
-            long start = System.nanoTime();
-            long sent = 0;
-            double lastRate = 0;
+            RatePacer pacer = new RatePacer();
             while (true) {
                 double r = rate;
                 // idle while the gateway is measured on the same CPU: wake rarely
-                LockSupport.parkNanos(r == 0 ? 20_000_000 : 1_000_000);
-                long now = System.nanoTime();
-                if (r != lastRate) {
-                    start = now;
-                    sent = 0;
-                    lastRate = r;
-                }
-                long due = (long) ((now - start) / 1e9 * r) - sent;
-                if (due <= 0) {
+                long due = pacer.next(r, r == 0 ? 20_000_000 : 1_000_000);
+                if (due == 0) {
                     continue;
                 }
                 List<Buffer> frames = new ArrayList<>((int) due);
@@ -129,7 +119,6 @@ public final class NoopBroadcastServer {
                     writeDigits(f, digitsAt, System.nanoTime() / 1000 + offset);
                     frames.add(Buffer.buffer(f));
                 }
-                sent += due;
                 for (Loop l : LOOPS) {
                     l.broadcast(frames);
                 }
