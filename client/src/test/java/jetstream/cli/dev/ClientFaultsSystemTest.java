@@ -11,7 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -75,11 +74,7 @@ class ClientFaultsSystemTest {
     @Timeout(value = 8, unit = TimeUnit.MINUTES)
     void backfillThenLiveIsExactUnderFaultsAndFoldsToGroundTruth() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
-        for (String m : List.of("ingester", "archive-server", "fanout-gateway")) {
-            Path jar = DevStack.quarkusJar(root, m);
-            assertTrue(Files.exists(jar), jar + " is missing: the system test runs on packaged services (mvn -B verify builds them"
-                    + " before this module)");
-        }
+        SystemTest.requirePackaged(root, "ingester", "archive-server", "fanout-gateway");
         Path data = root.resolve("client/target/client-faults-test");
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);

@@ -111,11 +111,7 @@ class GatewayProcessesTest {
     void ingesterRestartsUnderFiftySubscribersOnTwoGateways() throws Exception {
         long t0 = System.nanoTime();
         Path root = Path.of("").toAbsolutePath().getParent();
-        for (String m : List.of("simulator", "ingester", "fanout-gateway")) {
-            Path jar = m.equals("simulator") ? DevStack.simulatorJar(root) : DevStack.quarkusJar(root, m);
-            assertTrue(Files.exists(jar), jar + " is missing: package the services first (mvn -B -pl simulator,ingester,"
-                    + "archive-server,fanout-gateway -am package -DskipTests)");
-        }
+        SystemTest.requirePackaged(root, "simulator", "ingester", "fanout-gateway");
         Path data = root.resolve("client/target/gateway-processes-test");
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(7);

@@ -63,11 +63,7 @@ class OpsSurfaceTest {
     @BeforeAll
     static void startDemo() throws Exception {
         root = Path.of("").toAbsolutePath().getParent();
-        for (String m : List.of("simulator", "ingester", "archive-server", "fanout-gateway")) {
-            Path jar = m.equals("simulator") ? DevStack.simulatorJar(root) : DevStack.quarkusJar(root, m);
-            assertTrue(Files.exists(jar), jar + " is missing: this test runs on packaged services (mvn -B verify builds"
-                    + " them before this module)");
-        }
+        SystemTest.requirePackaged(root, "simulator", "ingester", "archive-server", "fanout-gateway");
         Path data = root.resolve("client/target/ops-test");
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);

@@ -101,11 +101,7 @@ class StreamCheckerTest {
     void reorderedEventsFail() {
         Archive a = archive();
         List<Row> s = goodStream(a);
-        int i = indexOf(s, 29);
-        int j = indexOf(s, 31);
-        Row t = s.get(i);
-        s.set(i, s.get(j));
-        s.set(j, t);
+        swap(s, 29, 31);
         List<String> bad = StreamChecker.check("order", s, a, POSTS, 40);
         assertTrue(bad.stream().anyMatch(b -> b.contains("seq 29 after 31")), bad.toString());
     }
@@ -115,11 +111,7 @@ class StreamCheckerTest {
         Archive a = archive();
         List<Row> s = goodStream(a);
         // 25 and 31 are both posts of did:plc:u1: delivering 31 first breaks that DID's order
-        int i = indexOf(s, 25);
-        int j = indexOf(s, 31);
-        Row t = s.get(i);
-        s.set(i, s.get(j));
-        s.set(j, t);
+        swap(s, 25, 31);
         List<String> bad = StreamChecker.check("did-order", s, a, POSTS, 40);
         assertTrue(bad.stream().anyMatch(b -> b.contains("per-DID order broken for did:plc:u1: seq 25 after 31")),
                 bad.toString());
@@ -243,6 +235,15 @@ class StreamCheckerTest {
 
     private static Row commit(long seq, String did, String collection, String rkey, String op) {
         return new Row(seq, did, "commit", collection, rkey, op, 1000 * seq);
+    }
+
+    /** Exchanges the rows of seqs {@code a} and {@code b} in the stream. */
+    private static void swap(List<Row> s, long a, long b) {
+        int i = indexOf(s, a);
+        int j = indexOf(s, b);
+        Row t = s.get(i);
+        s.set(i, s.get(j));
+        s.set(j, t);
     }
 
     private static int indexOf(List<Row> s, long seq) {

@@ -82,11 +82,7 @@ class SystemTest {
     @Timeout(value = 20, unit = TimeUnit.MINUTES)
     void bootstrapMergeAndSteadyStateStayExactThroughKills() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
-        for (String m : List.of("simulator", "ingester", "archive-server", "fanout-gateway")) {
-            Path jar = m.equals("simulator") ? DevStack.simulatorJar(root) : DevStack.quarkusJar(root, m);
-            assertTrue(Files.exists(jar), jar + " is missing: the system test runs on packaged services (mvn -B verify builds them"
-                    + " before this module)");
-        }
+        requirePackaged(root, "simulator", "ingester", "archive-server", "fanout-gateway");
         long seed = Long.getLong("jetstream.system.seed", System.nanoTime());
         int ingesterKills = Math.max(5, Integer.getInteger("jetstream.system.kills", 5));
         int rate = Math.max(10, Integer.getInteger("jetstream.system.rate", 40));
@@ -666,6 +662,16 @@ class SystemTest {
             h *= 0x100000001b3L;
         }
         return h ^ (h >>> 29) * 0xbf58476d1ce4e5b9L;
+    }
+
+    /** Fails with how to build them when a service's packaged jar is missing (these tests run the real artifacts). */
+    static void requirePackaged(Path root, String... modules) throws IOException {
+        for (String m : modules) {
+            Path jar = m.equals("simulator") ? DevStack.simulatorJar(root) : DevStack.quarkusJar(root, m);
+            assertTrue(Files.exists(jar), jar + " is missing: these tests run on packaged services (mvn -B verify builds"
+                    + " them before this module; alone: mvn -B -pl simulator,ingester,archive-server,fanout-gateway -am"
+                    + " package -DskipTests)");
+        }
     }
 
     /** The archive with no compaction allowance and no imported records. */
