@@ -16,6 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import jetstream.atproto.DecodeException;
@@ -66,12 +69,22 @@ public final class LiveConsumer implements AutoCloseable {
     private final UpstreamSeqGaps gaps = new UpstreamSeqGaps();
     private final ChainStates chains;
     private final ReplayRatchets ratchets;
-    private final java.util.concurrent.ExecutorService resyncs = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+    /** Repository fetches after chain breaks; a DID has at most one in flight (see {@link PendingResyncs}). */
+    private final ScheduledExecutorService resyncs = Executors.newScheduledThreadPool(RESYNC_THREADS, r -> {
         Thread t = new Thread(r, "live-resync");
         t.setDaemon(true);
         return t;
     });
-    private final java.util.Set<String> resyncPending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /**
+     * Serialises everything that reads or advances per-DID state and hands rows to the writer: the
+     * frame path and the application of a finished resync. Writer submissions therefore keep each
+     * DID's upstream order.
+     */
+    private final Object apply = new Object();
+    private final PendingResyncs pending;
+    /** Consecutive failed fetches per pending DID (guarded by {@link #apply}): the next one backs off. */
+    private final Map<String, Integer> fetchFailures = new HashMap<>();
+    private final FrameDecoder replayDecoder = new FrameDecoder();
     private final Thread thread;
     private volatile boolean running = true;
     private volatile WebSocket socket;
@@ -95,6 +108,7 @@ public final class LiveConsumer implements AutoCloseable {
         this.pdsRoute = pdsRoute;
         this.chains = new ChainStates(store);
         this.ratchets = new ReplayRatchets(store);
+        this.pending = PendingResyncs.recover(store, HELD_PER_DID, HELD_BYTES);
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         metrics.upstreamCursor.set(Math.max(0, cursor));
         this.thread = new Thread(this::run, "live-consumer");
@@ -102,7 +116,25 @@ public final class LiveConsumer implements AutoCloseable {
     }
 
     public void start() {
+        synchronized (apply) {
+            for (String did : pending.dids()) {
+                fetchAsync(did);
+            }
+        }
         thread.start();
+    }
+
+    /** Repositories with a resync in flight, and the events held for them. */
+    public int pendingResyncs() {
+        synchronized (apply) {
+            return pending.dids().size();
+        }
+    }
+
+    public int heldEvents() {
+        synchronized (apply) {
+            return pending.heldCount();
+        }
     }
 
     /** The upstream seq of the last event handed to the writer (-1 before any). */
@@ -179,6 +211,11 @@ public final class LiveConsumer implements AutoCloseable {
     }
 
     private static final long PING_NANOS = 5_000_000_000L;
+    private static final int RESYNC_THREADS = 4;
+    private static final long MAX_FETCH_BACKOFF_MS = 300_000;
+    /** Held-event bounds: far above what a repository commits during one fetch. */
+    private static final int HELD_PER_DID = 10_000;
+    private static final long HELD_BYTES = 256L << 20;
     private static final long IDLE_NANOS = 15_000_000_000L;
     private volatile long lastActivity = System.nanoTime();
 
@@ -288,19 +325,46 @@ public final class LiveConsumer implements AutoCloseable {
         }
         Map<String, byte[]> stage = new HashMap<>();
         stage.put(MetaKeys.RELAY_CURSOR, MetaKeys.versionedU64le(seq));
-        List<ArchiveRow> rows = rows(m, stage);
-        if (rows != null && steadyState.getAsBoolean()) {
-            metrics.lastSeenUpstreamEventSeconds.set(Instant.now().getEpochSecond());
-        }
         final long s = seq;
-        writer.submit(new SteadyWriter.Submission(rows == null ? List.of() : rows, stage, () -> {
-            cursor = s;
-            metrics.upstreamCursor.set(s);
-        }));
+        synchronized (apply) {
+            String did = did(m);
+            List<ArchiveRow> rows;
+            if (did != null && pending.isPending(did)) {
+                if (!pending.hold(did, seq, frame, stage)) {
+                    metrics.liveVerifyQueueDropped.increment();
+                }
+                rows = null;
+            } else {
+                rows = rows(m, stage);
+                if (rows != null && steadyState.getAsBoolean()) {
+                    metrics.lastSeenUpstreamEventSeconds.set(Instant.now().getEpochSecond());
+                }
+            }
+            writer.submit(new SteadyWriter.Submission(rows == null ? List.of() : rows, stage, () -> {
+                cursor = s;
+                metrics.upstreamCursor.set(s);
+            }));
+        }
         return true;
     }
 
-    /** The rows of one message (null when the whole event is dropped), staging its metadata. */
+    private static String did(FirehoseMessage m) {
+        if (m instanceof FirehoseMessage.Commit c) {
+            return c.repo();
+        } else if (m instanceof FirehoseMessage.Identity id) {
+            return id.did();
+        } else if (m instanceof FirehoseMessage.Account ac) {
+            return ac.did();
+        } else if (m instanceof FirehoseMessage.Sync sy) {
+            return sy.did();
+        }
+        return null;
+    }
+
+    /**
+     * The rows of one message (null when the whole event is dropped), staging its metadata. Called
+     * holding {@link #apply}.
+     */
     private List<ArchiveRow> rows(FirehoseMessage m, Map<String, byte[]> stage) {
         if (m instanceof FirehoseMessage.Identity id) {
             if (!ratchets.identity(id, stage)) {
@@ -330,10 +394,12 @@ public final class LiveConsumer implements AutoCloseable {
             }
             ChainStates.Chain prev = chains.get(c.repo());
             if (prev != null && !prev.data().equals(c.prevData())) {
-                // the event does not continue the tree we hold: withhold it and replace the whole
-                // repository asynchronously with its authoritative state
+                // the event does not continue the tree we hold: replace the whole repository with its
+                // authoritative state, fetched after this event so it covers it; the DID's later
+                // events wait for the replacement
                 metrics.verifierFailure("chain_break");
-                resyncAsync(c.repo());
+                pending.begin(c.repo(), stage);
+                fetchAsync(c.repo());
                 return null;
             }
             // an invalid rev drops the event below but the upstream chain continues from its tree;
@@ -411,52 +477,119 @@ public final class LiveConsumer implements AutoCloseable {
     }
 
     /**
-     * Fetches the account's repository off the consumer thread and appends it as a whole-repo
-     * replacement (synthetic kind 6, then kind 7 rows). A result whose rev is not newer than the
-     * chain state by then is stale-ordered and dropped. One pending resync per DID.
+     * Fetches a pending DID's repository off the consumer thread, then applies it with
+     * {@link #applyResync}. After failures the next fetch of the DID backs off (1 s doubling, at most
+     * {@link #MAX_FETCH_BACKOFF_MS}). Called holding {@link #apply}.
      */
-    private void resyncAsync(String did) {
-        if (!resyncPending.add(did)) {
+    private void fetchAsync(String did) {
+        Integer failed = fetchFailures.get(did);
+        long delay = failed == null ? 0 : Math.min(MAX_FETCH_BACKOFF_MS, 1000L << Math.min(20, failed - 1));
+        try {
+            resyncs.schedule(() -> applyResync(did, fetchReplacement(did)), delay, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the durable marker restarts this resync in the next run
+        }
+    }
+
+    /** A fetched repository as replacement rows; null when it could not be fetched or read. */
+    private record Replacement(String rev, jetstream.atproto.cid.Cid data, List<ArchiveRow> rows) {}
+
+    private Replacement fetchReplacement(String did) {
+        try {
+            IdentityResolver.Resolved r;
+            synchronized (identities) {
+                r = identities.resolve(did);
+            }
+            byte[] car = r.doc() == null || r.doc().pdsEndpoint() == null ? null : fetchRepo(r.doc().pdsEndpoint(), did);
+            if (car == null) {
+                return null;
+            }
+            Repo repo = Repo.read(car);
+            String rev = repo.commit().rev();
+            RowConverter.Result res = new RowConverter().replacement(did, rev, Instant.now(), records(repo));
+            for (Drop d : res.drops()) {
+                metrics.dropped(SOURCE, d.reason());
+            }
+            return new Replacement(rev, repo.commit().data(), res.rows());
+        } catch (DecodeException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Ends a DID's pending resync: appends the replacement (synthetic kind 6, then kind 7 rows)
+     * unless the chain has meanwhile reached its rev (stale-ordered, dropped), then replays the
+     * events held meanwhile in arrival order. Held commits the replacement already covers are
+     * skipped; the next one must continue the replacement's tree, or it starts another resync and
+     * the rest stay held. Everything goes to the writer in one submission whose batch also deletes
+     * the durable marker and held events.
+     */
+    private void applyResync(String did, Replacement fetched) {
+        if (!running) {
             return;
         }
-        resyncs.execute(() -> {
-            try {
-                IdentityResolver.Resolved r;
-                synchronized (identities) {
-                    r = identities.resolve(did);
-                }
-                byte[] car = r.doc() == null || r.doc().pdsEndpoint() == null ? null : fetchRepo(r.doc().pdsEndpoint(), did);
-                if (car == null) {
-                    metrics.verifierFailure("resync_fetch");
-                    return;
-                }
-                Repo repo = Repo.read(car);
-                String rev = repo.commit().rev();
-                ChainStates.Chain now = chains.get(did);
-                if (now != null && rev.compareTo(now.rev()) <= 0) {
-                    metrics.staleResyncsDropped.increment();
-                    return;
-                }
-                List<RepoRecord> records = records(repo);
-                RowConverter.Result res = new RowConverter().replacement(did, rev, Instant.now(), records);
-                for (Drop d : res.drops()) {
-                    metrics.dropped(SOURCE, d.reason());
-                }
-                Map<String, byte[]> stage = new HashMap<>();
-                stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(rev, repo.commit().data())));
-                writer.submit(new SteadyWriter.Submission(res.rows(), stage, null));
-            } catch (DecodeException e) {
+        synchronized (apply) {
+            if (!running) {
+                return;
+            }
+            Map<String, byte[]> stage = new HashMap<>();
+            List<ArchiveRow> out = new ArrayList<>();
+            List<PendingResyncs.Held> held = pending.finish(did, stage);
+            if (fetched == null) {
                 metrics.verifierFailure("resync_fetch");
+                if (fetchFailures.size() >= 100_000) {
+                    fetchFailures.clear();
+                }
+                fetchFailures.merge(did, 1, Integer::sum);
+            } else {
+                fetchFailures.remove(did);
+                ChainStates.Chain now = chains.get(did);
+                if (now != null && fetched.rev().compareTo(now.rev()) <= 0) {
+                    metrics.staleResyncsDropped.increment();
+                } else {
+                    out.addAll(fetched.rows());
+                    stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(fetched.rev(), fetched.data())));
+                }
+            }
+            for (PendingResyncs.Held h : held) {
+                if (pending.isPending(did)) {
+                    if (!pending.hold(did, h.seq(), h.frame(), stage)) {
+                        metrics.liveVerifyQueueDropped.increment();
+                    }
+                    continue;
+                }
+                FirehoseMessage m;
+                try {
+                    m = replayDecoder.decode(h.frame());
+                } catch (DecodeException e) {
+                    throw new IllegalStateException("held event at upstream seq " + h.seq() + " of " + did
+                            + " no longer decodes", e);
+                }
+                if (m instanceof FirehoseMessage.Commit c && covered(c)) {
+                    continue;
+                }
+                List<ArchiveRow> rows = rows(m, stage);
+                if (rows != null) {
+                    out.addAll(rows);
+                }
+            }
+            try {
+                writer.submit(new SteadyWriter.Submission(out, stage, null));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                if (running) {
-                    metrics.verifierFailure("resync_fetch");
-                }
-            } finally {
-                resyncPending.remove(did);
             }
-        });
+        }
+    }
+
+    /** A commit at or below the DID's chain rev: the repository state already includes it. */
+    private boolean covered(FirehoseMessage.Commit c) {
+        ChainStates.Chain chain = chains.get(c.repo());
+        return chain != null && Tid.isValid(c.rev()) && c.rev().compareTo(chain.rev()) <= 0;
     }
 
     private byte[] fetchRepo(String pdsEndpoint, String did) throws InterruptedException {
@@ -495,7 +628,7 @@ public final class LiveConsumer implements AutoCloseable {
         thread.interrupt();
         resyncs.shutdownNow();
         try {
-            resyncs.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+            resyncs.awaitTermination(5, TimeUnit.SECONDS);
             thread.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -74,7 +74,8 @@ public final class SteadyWriter implements AutoCloseable {
 
     /**
      * Rows to append, in order, with metadata to commit in the durability batch of the block that
-     * makes them durable (staged after the rows, so it never leads them). {@code done} runs on the
+     * makes them durable (staged after the rows, so it never leads them; a null value deletes the
+     * key). {@code done} runs on the
      * writer thread after the rows have seqs (may be null).
      */
     public record Submission(List<ArchiveRow> rows, Map<String, byte[]> stage, Runnable done) {}
@@ -361,12 +362,21 @@ public final class SteadyWriter implements AutoCloseable {
             return;
         }
         try (MetaStore.Batch b = store.batch()) {
-            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
-                b.put(e.getKey(), e.getValue());
-            }
+            stageInto(b);
             b.commit();
         }
         staged.clear();
+    }
+
+    /** Staged metadata into a batch; a null value deletes its key. */
+    private void stageInto(MetaStore.Batch b) {
+        for (Map.Entry<String, byte[]> e : staged.entrySet()) {
+            if (e.getValue() == null) {
+                b.delete(e.getKey());
+            } else {
+                b.put(e.getKey(), e.getValue());
+            }
+        }
     }
 
     private void process(Submission s) {
@@ -419,9 +429,7 @@ public final class SteadyWriter implements AutoCloseable {
             } else {
                 captureSeq.stageBlock(b, maxSeq);
             }
-            for (Map.Entry<String, byte[]> e : staged.entrySet()) {
-                b.put(e.getKey(), e.getValue());
-            }
+            stageInto(b);
             b.commit();
         }
         staged.clear();
