@@ -119,6 +119,26 @@ class ChainBreakResyncTest {
     }
 
     @Test
+    void commitsStillInFlightWhenTheReplacementWasFetchedDoNotBreakTheChainAgain() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IngestMetrics metrics = new IngestMetrics(registry);
+        String busy;
+        try (MetaStore store = MetaStore.open(dir)) {
+            SteadyWriter writer = writer(store, metrics);
+            LiveConsumer c = consumer(store, writer, metrics);
+            busy = breakTheChainThenKeepCommitting(c, true);
+            assertEquals(0, c.pendingResyncs());
+            c.close();
+            writer.close();
+        }
+        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
+                "a commit the replacement already includes is dropped as stale, not judged against its tree");
+        assertTrue(registry.counter("jetstream_ingest_dropped_events_total", "source", "live", "reason", "stale_rev").count() > 0);
+        assertEquals(1, fetches.get());
+        assertConverged(busy);
+    }
+
+    @Test
     void heldCommitsSurviveARestartBeforeTheFetchReturns() throws Exception {
         String busy;
         try (MetaStore store = MetaStore.open(dir)) {
@@ -153,6 +173,14 @@ class ChainBreakResyncTest {
      * the fetch is held at the gate. Returns the busy DID.
      */
     private String breakTheChainThenKeepCommitting(LiveConsumer c) throws Exception {
+        return breakTheChainThenKeepCommitting(c, false);
+    }
+
+    /**
+     * With {@code answerAtOnce} the fetch is answered right after the break, so the replacement is
+     * applied while the commits it already includes are still to come from the relay.
+     */
+    private String breakTheChainThenKeepCommitting(LiveConsumer c, boolean answerAtOnce) throws Exception {
         sim.advance(EVENTS);
         NavigableMap<Long, byte[]> first = SimFrames.all(sim);
         FrameDecoder decoder = new FrameDecoder();
@@ -173,6 +201,11 @@ class ChainBreakResyncTest {
                 continue;
             }
             c.handle(f);
+            if (answerAtOnce && skipped && gate.getCount() > 0) {
+                assertTrue(requested.await(30, TimeUnit.SECONDS), "the chain break fetched the repository");
+                gate.countDown();
+                await(() -> c.pendingResyncs() == 0);
+            }
         }
         assertTrue(skipped && seen > 4, "the busy repository commits after the break: " + seen);
         assertTrue(requested.await(30, TimeUnit.SECONDS), "the chain break fetched the repository");

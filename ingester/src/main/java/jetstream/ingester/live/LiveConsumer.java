@@ -380,6 +380,12 @@ public final class LiveConsumer implements AutoCloseable {
                 return null;
             }
         } else if (m instanceof FirehoseMessage.Commit c && verify) {
+            if (covered(c)) {
+                // revs only grow per repository: this commit is a replay, or was still in flight on
+                // the relay when a replacement that already includes it was fetched
+                metrics.dropped(SOURCE, "stale_rev");
+                return null;
+            }
             IdentityResolver.Resolved r = resolve(c.repo(), stage);
             List<RepoOp> ops = new ArrayList<>(c.ops().size());
             for (FirehoseMessage.RepoOp op : c.ops()) {
@@ -525,8 +531,8 @@ public final class LiveConsumer implements AutoCloseable {
      * Ends a DID's pending resync: appends the replacement (synthetic kind 6, then kind 7 rows)
      * unless the chain has meanwhile reached its rev (stale-ordered, dropped), then replays the
      * events held meanwhile in arrival order. Held commits the replacement already covers are
-     * skipped; the next one must continue the replacement's tree, or it starts another resync and
-     * the rest stay held. Everything goes to the writer in one submission whose batch also deletes
+     * dropped by the normal path ({@link #covered}); the next one must continue the replacement's
+     * tree, or it starts another resync and the rest stay held. Everything goes to the writer in one submission whose batch also deletes
      * the durable marker and held events.
      */
     private void applyResync(String did, Replacement fetched) {
@@ -569,9 +575,6 @@ public final class LiveConsumer implements AutoCloseable {
                 } catch (DecodeException e) {
                     throw new IllegalStateException("held event at upstream seq " + h.seq() + " of " + did
                             + " no longer decodes", e);
-                }
-                if (m instanceof FirehoseMessage.Commit c && covered(c)) {
-                    continue;
                 }
                 List<ArchiveRow> rows = rows(m, stage);
                 if (rows != null) {
