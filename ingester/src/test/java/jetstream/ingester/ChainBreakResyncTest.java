@@ -51,6 +51,8 @@ class ChainBreakResyncTest {
     private final CountDownLatch requested = new CountDownLatch(1);
     private volatile CountDownLatch gate = new CountDownLatch(1);
     private final AtomicInteger fetches = new AtomicInteger();
+    /** getRepo requests still to answer 503 (after the gate) before the snapshot is served. */
+    private final AtomicInteger unavailable = new AtomicInteger();
 
     @BeforeEach
     void start() throws Exception {
@@ -73,6 +75,11 @@ class ChainBreakResyncTest {
                 gate.await(60, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+            if (unavailable.getAndDecrement() > 0) {
+                ex.sendResponseHeaders(503, -1);
+                ex.close();
+                return;
             }
             byte[] car = snapshot;
             ex.getResponseHeaders().add("Content-Type", "application/vnd.ipld.car");
@@ -135,6 +142,28 @@ class ChainBreakResyncTest {
                 "a commit the replacement already includes is dropped as stale, not judged against its tree");
         assertTrue(registry.counter("jetstream_ingest_dropped_events_total", "source", "live", "reason", "stale_rev").count() > 0);
         assertEquals(1, fetches.get());
+        assertConverged(busy);
+    }
+
+    @Test
+    void aPdsThatFailsForAWhileIsAskedAgainWhileTheCommitsStayHeld() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IngestMetrics metrics = new IngestMetrics(registry);
+        unavailable.set(2);
+        String busy;
+        try (MetaStore store = MetaStore.open(dir)) {
+            SteadyWriter writer = writer(store, metrics);
+            LiveConsumer c = consumer(store, writer, metrics);
+            busy = breakTheChainThenKeepCommitting(c);
+            gate.countDown();
+            await(() -> c.pendingResyncs() == 0);
+            c.close();
+            writer.close();
+        }
+        assertEquals(3, fetches.get(), "two 503s, then the repository");
+        assertEquals(2, registry.counter("jetstream_verifier_failures_total", "kind", "resync_fetch").count());
+        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
+                "the commits stayed held through the failures: none was judged against the old tree");
         assertConverged(busy);
     }
 

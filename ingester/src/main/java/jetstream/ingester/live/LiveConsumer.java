@@ -213,6 +213,8 @@ public final class LiveConsumer implements AutoCloseable {
     private static final long PING_NANOS = 5_000_000_000L;
     private static final int RESYNC_THREADS = 4;
     private static final long MAX_FETCH_BACKOFF_MS = 300_000;
+    /** Consecutive transient failures a pending resync rides out before it replays its held events. */
+    private static final int FETCH_ATTEMPTS = 8;
     /** Held-event bounds: far above what a repository commits during one fetch. */
     private static final int HELD_PER_DID = 10_000;
     private static final long HELD_BYTES = 256L << 20;
@@ -461,12 +463,12 @@ public final class LiveConsumer implements AutoCloseable {
             return List.of();
         }
         try {
-            byte[] car = fetchRepo(r.doc().pdsEndpoint(), did);
-            if (car == null) {
+            Fetched f = fetchRepo(r.doc().pdsEndpoint(), did);
+            if (f.status() != 200) {
                 metrics.verifierFailure("resync_fetch");
                 return List.of();
             }
-            Repo repo = Repo.read(car);
+            Repo repo = Repo.read(f.body());
             List<RepoRecord> records = records(repo);
             RowConverter.Result res = converter.resyncRecords(did, repo.commit().rev(), records);
             for (Drop d : res.drops()) {
@@ -485,7 +487,7 @@ public final class LiveConsumer implements AutoCloseable {
     /**
      * Fetches a pending DID's repository off the consumer thread, then applies it with
      * {@link #applyResync}. After failures the next fetch of the DID backs off (1 s doubling, at most
-     * {@link #MAX_FETCH_BACKOFF_MS}). Called holding {@link #apply}.
+     * {@link #MAX_FETCH_BACKOFF_MS}; the count resets on a success). Called holding {@link #apply}.
      */
     private void fetchAsync(String did) {
         Integer failed = fetchFailures.get(did);
@@ -497,8 +499,15 @@ public final class LiveConsumer implements AutoCloseable {
         }
     }
 
-    /** A fetched repository as replacement rows; null when it could not be fetched or read. */
-    private record Replacement(String rev, jetstream.atproto.cid.Cid data, List<ArchiveRow> rows) {}
+    /**
+     * A fetched repository as replacement rows, or a failed fetch ({@code rows} null) that is worth
+     * retrying (the PDS unreachable, overloaded or rate limiting, a CAR cut short) or not (no PDS
+     * for the DID, the repository not served: not found, deactivated, taken down).
+     */
+    private record Replacement(String rev, jetstream.atproto.cid.Cid data, List<ArchiveRow> rows, boolean retry) {
+        static final Replacement PERMANENT_FAILURE = new Replacement(null, null, null, false);
+        static final Replacement TRANSIENT_FAILURE = new Replacement(null, null, null, true);
+    }
 
     private Replacement fetchReplacement(String did) {
         try {
@@ -506,24 +515,27 @@ public final class LiveConsumer implements AutoCloseable {
             synchronized (identities) {
                 r = identities.resolve(did);
             }
-            byte[] car = r.doc() == null || r.doc().pdsEndpoint() == null ? null : fetchRepo(r.doc().pdsEndpoint(), did);
-            if (car == null) {
-                return null;
+            if (r.doc() == null || r.doc().pdsEndpoint() == null) {
+                return Replacement.PERMANENT_FAILURE;
             }
-            Repo repo = Repo.read(car);
+            Fetched f = fetchRepo(r.doc().pdsEndpoint(), did);
+            if (f.status() != 200) {
+                boolean retry = f.status() < 0 || f.status() == 408 || f.status() == 429 || f.status() >= 500;
+                return retry ? Replacement.TRANSIENT_FAILURE : Replacement.PERMANENT_FAILURE;
+            }
+            Repo repo = Repo.read(f.body());
             String rev = repo.commit().rev();
             RowConverter.Result res = new RowConverter().replacement(did, rev, Instant.now(), records(repo));
             for (Drop d : res.drops()) {
                 metrics.dropped(SOURCE, d.reason());
             }
-            return new Replacement(rev, repo.commit().data(), res.rows());
-        } catch (DecodeException e) {
-            return null;
+            return new Replacement(rev, repo.commit().data(), res.rows(), false);
+        } catch (RuntimeException e) {
+            // a CAR cut short or damaged in transit (DecodeException) or a failure inside the HTTP client
+            return Replacement.TRANSIENT_FAILURE;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return null;
-        } catch (RuntimeException e) {
-            return null;
+            return Replacement.TRANSIENT_FAILURE;
         }
     }
 
@@ -532,8 +544,11 @@ public final class LiveConsumer implements AutoCloseable {
      * unless the chain has meanwhile reached its rev (stale-ordered, dropped), then replays the
      * events held meanwhile in arrival order. Held commits the replacement already covers are
      * dropped by the normal path ({@link #covered}); the next one must continue the replacement's
-     * tree, or it starts another resync and the rest stay held. Everything goes to the writer in one submission whose batch also deletes
-     * the durable marker and held events.
+     * tree, or it starts another resync and the rest stay held. Everything goes to the writer in one
+     * submission whose batch also deletes the durable marker and held events. A transient fetch
+     * failure keeps the DID pending and fetches again (at most {@link #FETCH_ATTEMPTS} in a row); a
+     * permanent one, or the last attempt, replays the held events against the old tree, so the
+     * next held commit breaks the chain and retries.
      */
     private void applyResync(String did, Replacement fetched) {
         if (!running) {
@@ -543,16 +558,20 @@ public final class LiveConsumer implements AutoCloseable {
             if (!running) {
                 return;
             }
-            Map<String, byte[]> stage = new HashMap<>();
-            List<ArchiveRow> out = new ArrayList<>();
-            List<PendingResyncs.Held> held = pending.finish(did, stage);
-            if (fetched == null) {
+            if (fetched.rows() == null) {
                 metrics.verifierFailure("resync_fetch");
                 if (fetchFailures.size() >= 100_000) {
                     fetchFailures.clear();
                 }
-                fetchFailures.merge(did, 1, Integer::sum);
-            } else {
+                if (fetchFailures.merge(did, 1, Integer::sum) < FETCH_ATTEMPTS && fetched.retry()) {
+                    fetchAsync(did);
+                    return;
+                }
+            }
+            Map<String, byte[]> stage = new HashMap<>();
+            List<ArchiveRow> out = new ArrayList<>();
+            List<PendingResyncs.Held> held = pending.finish(did, stage);
+            if (fetched.rows() != null) {
                 fetchFailures.remove(did);
                 ChainStates.Chain now = chains.get(did);
                 if (now != null && fetched.rev().compareTo(now.rev()) <= 0) {
@@ -595,7 +614,10 @@ public final class LiveConsumer implements AutoCloseable {
         return chain != null && Tid.isValid(c.rev()) && c.rev().compareTo(chain.rev()) <= 0;
     }
 
-    private byte[] fetchRepo(String pdsEndpoint, String did) throws InterruptedException {
+    /** An HTTP answer: its status (-1 when there was none) and body. */
+    private record Fetched(int status, byte[] body) {}
+
+    private Fetched fetchRepo(String pdsEndpoint, String did) throws InterruptedException {
         String pds = pdsRoute.apply(pdsEndpoint);
         if (pds.endsWith("/")) {
             pds = pds.substring(0, pds.length() - 1);
@@ -604,9 +626,9 @@ public final class LiveConsumer implements AutoCloseable {
             HttpResponse<byte[]> resp = http.send(HttpRequest.newBuilder(URI.create(pds
                     + "/xrpc/com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8)))
                     .timeout(Duration.ofSeconds(60)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-            return resp.statusCode() == 200 ? resp.body() : null;
+            return new Fetched(resp.statusCode(), resp.body());
         } catch (java.io.IOException | IllegalArgumentException e) {
-            return null;
+            return new Fetched(-1, null);
         }
     }
 
