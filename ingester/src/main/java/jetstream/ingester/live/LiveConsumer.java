@@ -382,7 +382,8 @@ public final class LiveConsumer implements AutoCloseable {
                 return null;
             }
         } else if (m instanceof FirehoseMessage.Commit c && verify) {
-            if (covered(c)) {
+            ChainStates.Chain prev = chains.get(c.repo());
+            if (prev != null && Tid.isValid(c.rev()) && c.rev().compareTo(prev.rev()) <= 0) {
                 // revs only grow per repository: this commit is a replay, or was still in flight on
                 // the relay when a replacement that already includes it was fetched
                 metrics.dropped(SOURCE, "stale_rev");
@@ -400,7 +401,6 @@ public final class LiveConsumer implements AutoCloseable {
                 metrics.verifierFailure(v.reason());
                 return null;
             }
-            ChainStates.Chain prev = chains.get(c.repo());
             if (prev != null && !prev.data().equals(c.prevData())) {
                 // the event does not continue the tree we hold: replace the whole repository with its
                 // authoritative state, fetched after this event so it covers it; the DID's later
@@ -543,7 +543,7 @@ public final class LiveConsumer implements AutoCloseable {
      * Ends a DID's pending resync: appends the replacement (synthetic kind 6, then kind 7 rows)
      * unless the chain has meanwhile reached its rev (stale-ordered, dropped), then replays the
      * events held meanwhile in arrival order. Held commits the replacement already covers are
-     * dropped by the normal path ({@link #covered}); the next one must continue the replacement's
+     * dropped by the normal path as {@code stale_rev}; the next one must continue the replacement's
      * tree, or it starts another resync and the rest stay held. Everything goes to the writer in one
      * submission whose batch also deletes the durable marker and held events. A transient fetch
      * failure keeps the DID pending and fetches again (at most {@link #FETCH_ATTEMPTS} in a row); a
@@ -606,12 +606,6 @@ public final class LiveConsumer implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** A commit at or below the DID's chain rev: the repository state already includes it. */
-    private boolean covered(FirehoseMessage.Commit c) {
-        ChainStates.Chain chain = chains.get(c.repo());
-        return chain != null && Tid.isValid(c.rev()) && c.rev().compareTo(chain.rev()) <= 0;
     }
 
     /** An HTTP answer: its status (-1 when there was none) and body. */
