@@ -100,15 +100,51 @@ class ChainBreakResyncTest {
 
     @Test
     void commitsArrivingDuringTheFetchFollowTheReplacement() throws Exception {
+        SimpleMeterRegistry registry = resyncBusyRepository(false, c -> {
+            assertEquals(1, c.pendingResyncs());
+            assertTrue(c.heldEvents() > 0, "the busy repository's commits wait for its replacement");
+        });
+        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
+                "the held commits continue the replacement's tree: no second break");
+        assertEquals(0, registry.counter("jetstream_livestream_stale_resyncs_dropped_total").count());
+        assertEquals(0, registry.counter("jetstream_livestream_verify_queue_dropped_events_total").count());
+        assertEquals(1, fetches.get());
+    }
+
+    @Test
+    void commitsStillInFlightWhenTheReplacementWasFetchedDoNotBreakTheChainAgain() throws Exception {
+        SimpleMeterRegistry registry = resyncBusyRepository(true, c -> assertEquals(0, c.pendingResyncs()));
+        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
+                "a commit the replacement already includes is dropped as stale, not judged against its tree");
+        assertTrue(registry.counter("jetstream_ingest_dropped_events_total", "source", "live", "reason", "stale_rev").count() > 0);
+        assertEquals(1, fetches.get());
+    }
+
+    @Test
+    void aPdsThatFailsForAWhileIsAskedAgainWhileTheCommitsStayHeld() throws Exception {
+        unavailable.set(2);
+        SimpleMeterRegistry registry = resyncBusyRepository(false, c -> { });
+        assertEquals(3, fetches.get(), "two 503s, then the repository");
+        assertEquals(2, registry.counter("jetstream_verifier_failures_total", "kind", "resync_fetch").count());
+        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
+                "the commits stayed held through the failures: none was judged against the old tree");
+    }
+
+    /**
+     * One consumer through {@link #breakTheChainThenKeepCommitting}, {@code beforeAnswer}, the
+     * answer and the end of the pending resync; checks that nothing stays held, durably or not, and
+     * that the busy repository converged. Returns the consumer's metrics.
+     */
+    private SimpleMeterRegistry resyncBusyRepository(boolean answerAtOnce, java.util.function.Consumer<LiveConsumer> beforeAnswer)
+            throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IngestMetrics metrics = new IngestMetrics(registry);
         String busy;
         try (MetaStore store = MetaStore.open(dir)) {
             SteadyWriter writer = writer(store, metrics);
             LiveConsumer c = consumer(store, writer, metrics);
-            busy = breakTheChainThenKeepCommitting(c);
-            assertEquals(1, c.pendingResyncs());
-            assertTrue(c.heldEvents() > 0, "the busy repository's commits wait for its replacement");
+            busy = breakTheChainThenKeepCommitting(c, answerAtOnce);
+            beforeAnswer.accept(c);
             gate.countDown();
             await(() -> c.pendingResyncs() == 0);
             assertEquals(0, c.heldEvents());
@@ -117,54 +153,8 @@ class ChainBreakResyncTest {
             assertTrue(store.scan("sync/resync/").isEmpty() && store.scan("sync/held/").isEmpty(),
                     "the replacement's batch deletes the marker and the held events");
         }
-        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
-                "the held commits continue the replacement's tree: no second break");
-        assertEquals(0, registry.counter("jetstream_livestream_stale_resyncs_dropped_total").count());
-        assertEquals(0, registry.counter("jetstream_livestream_verify_queue_dropped_events_total").count());
-        assertEquals(1, fetches.get());
         assertConverged(busy);
-    }
-
-    @Test
-    void commitsStillInFlightWhenTheReplacementWasFetchedDoNotBreakTheChainAgain() throws Exception {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        IngestMetrics metrics = new IngestMetrics(registry);
-        String busy;
-        try (MetaStore store = MetaStore.open(dir)) {
-            SteadyWriter writer = writer(store, metrics);
-            LiveConsumer c = consumer(store, writer, metrics);
-            busy = breakTheChainThenKeepCommitting(c, true);
-            assertEquals(0, c.pendingResyncs());
-            c.close();
-            writer.close();
-        }
-        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
-                "a commit the replacement already includes is dropped as stale, not judged against its tree");
-        assertTrue(registry.counter("jetstream_ingest_dropped_events_total", "source", "live", "reason", "stale_rev").count() > 0);
-        assertEquals(1, fetches.get());
-        assertConverged(busy);
-    }
-
-    @Test
-    void aPdsThatFailsForAWhileIsAskedAgainWhileTheCommitsStayHeld() throws Exception {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        IngestMetrics metrics = new IngestMetrics(registry);
-        unavailable.set(2);
-        String busy;
-        try (MetaStore store = MetaStore.open(dir)) {
-            SteadyWriter writer = writer(store, metrics);
-            LiveConsumer c = consumer(store, writer, metrics);
-            busy = breakTheChainThenKeepCommitting(c);
-            gate.countDown();
-            await(() -> c.pendingResyncs() == 0);
-            c.close();
-            writer.close();
-        }
-        assertEquals(3, fetches.get(), "two 503s, then the repository");
-        assertEquals(2, registry.counter("jetstream_verifier_failures_total", "kind", "resync_fetch").count());
-        assertEquals(1, registry.counter("jetstream_verifier_failures_total", "kind", "chain_break").count(),
-                "the commits stayed held through the failures: none was judged against the old tree");
-        assertConverged(busy);
+        return registry;
     }
 
     @Test
@@ -174,7 +164,7 @@ class ChainBreakResyncTest {
             IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
             SteadyWriter writer = writer(store, metrics);
             LiveConsumer c = consumer(store, writer, metrics);
-            busy = breakTheChainThenKeepCommitting(c);
+            busy = breakTheChainThenKeepCommitting(c, false);
             int held = c.heldEvents();
             c.close();
             writer.close();
@@ -199,15 +189,9 @@ class ChainBreakResyncTest {
     /**
      * Feeds the first half of the traffic leaving out one commit of the busiest repository (the
      * break), snapshots that repository as the PDS will serve it, then feeds the second half while
-     * the fetch is held at the gate. Returns the busy DID.
-     */
-    private String breakTheChainThenKeepCommitting(LiveConsumer c) throws Exception {
-        return breakTheChainThenKeepCommitting(c, false);
-    }
-
-    /**
-     * With {@code answerAtOnce} the fetch is answered right after the break, so the replacement is
-     * applied while the commits it already includes are still to come from the relay.
+     * the fetch is held at the gate. Returns the busy DID. With {@code answerAtOnce} the fetch is
+     * answered right after the break instead, so the replacement is applied while the commits it
+     * already includes are still to come from the relay.
      */
     private String breakTheChainThenKeepCommitting(LiveConsumer c, boolean answerAtOnce) throws Exception {
         sim.advance(EVENTS);
