@@ -45,11 +45,12 @@ class ChainBreakResyncTest {
     Path dir;
     private Simulator sim;
     private HttpServer pds;
+    private final java.util.concurrent.ExecutorService pdsThreads = java.util.concurrent.Executors.newCachedThreadPool();
     private final HttpClient http = HttpClient.newHttpClient();
     /** The repository the PDS answers with: the busy DID as of the first half of the traffic. */
     private volatile byte[] snapshot;
     private final CountDownLatch requested = new CountDownLatch(1);
-    private volatile CountDownLatch gate = new CountDownLatch(1);
+    private final CountDownLatch gate = new CountDownLatch(1);
     private final AtomicInteger fetches = new AtomicInteger();
     /** getRepo requests still to answer 503 (after the gate) before the snapshot is served. */
     private final AtomicInteger unavailable = new AtomicInteger();
@@ -87,7 +88,7 @@ class ChainBreakResyncTest {
             ex.getResponseBody().write(car);
             ex.close();
         });
-        pds.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
+        pds.setExecutor(pdsThreads);
         pds.start();
     }
 
@@ -95,6 +96,7 @@ class ChainBreakResyncTest {
     void stop() {
         gate.countDown();
         pds.stop(0);
+        pdsThreads.shutdownNow();
         sim.close();
     }
 

@@ -430,9 +430,7 @@ public final class LiveConsumer implements AutoCloseable {
                     chains.put(sy.did(), new ChainStates.Chain(sy.rev(), v.commit().data())));
         }
         RowConverter.Result res = converter.convert(m);
-        for (Drop d : res.drops()) {
-            metrics.dropped(SOURCE, d.reason());
-        }
+        countDrops(res);
         if (res.eventDropped()) {
             return null;
         }
@@ -442,6 +440,12 @@ public final class LiveConsumer implements AutoCloseable {
             return out;
         }
         return res.rows();
+    }
+
+    private void countDrops(RowConverter.Result res) {
+        for (Drop d : res.drops()) {
+            metrics.dropped(SOURCE, d.reason());
+        }
     }
 
     private IdentityResolver.Resolved resolve(String did, Map<String, byte[]> stage) {
@@ -471,9 +475,7 @@ public final class LiveConsumer implements AutoCloseable {
             Repo repo = Repo.read(f.body());
             List<RepoRecord> records = records(repo);
             RowConverter.Result res = converter.resyncRecords(did, repo.commit().rev(), records);
-            for (Drop d : res.drops()) {
-                metrics.dropped(SOURCE, d.reason());
-            }
+            countDrops(res);
             return res.rows();
         } catch (DecodeException e) {
             metrics.verifierFailure("resync_fetch");
@@ -526,9 +528,7 @@ public final class LiveConsumer implements AutoCloseable {
             Repo repo = Repo.read(f.body());
             String rev = repo.commit().rev();
             RowConverter.Result res = new RowConverter().replacement(did, rev, Instant.now(), records(repo));
-            for (Drop d : res.drops()) {
-                metrics.dropped(SOURCE, d.reason());
-            }
+            countDrops(res);
             return new Replacement(rev, repo.commit().data(), res.rows(), false);
         } catch (RuntimeException e) {
             // a CAR cut short or damaged in transit (DecodeException) or a failure inside the HTTP client

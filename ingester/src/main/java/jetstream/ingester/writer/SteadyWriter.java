@@ -75,8 +75,7 @@ public final class SteadyWriter implements AutoCloseable {
     /**
      * Rows to append, in order, with metadata to commit in the durability batch of the block that
      * makes them durable (staged after the rows, so it never leads them; a null value deletes the
-     * key). {@code done} runs on the
-     * writer thread after the rows have seqs (may be null).
+     * key). {@code done} runs on the writer thread after the rows have seqs (may be null).
      */
     public record Submission(List<ArchiveRow> rows, Map<String, byte[]> stage, Runnable done) {}
 
