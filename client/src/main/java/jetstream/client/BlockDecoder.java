@@ -1,15 +1,12 @@
 package jetstream.client;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import jetstream.atproto.DecodeException;
 import jetstream.planner.PlanFilter;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.wire.WireEvent;
 
@@ -34,43 +31,46 @@ final class BlockDecoder {
         this.cids = cids;
     }
 
-    /** Decodes one getBlock answer (a bare zstd frame). */
-    List<Event> block(byte[] frame, PlanFilter filter) {
-        byte[] body = decompress(frame, 0, frame.length);
-        List<Event> out = new ArrayList<>();
-        rows(body, filter, out);
-        return out;
+    /** Bytes held per decoded event beyond its block body: the object and its key strings. */
+    static final int EVENT_OVERHEAD = 256;
+
+    /**
+     * Bytes a block with this much uncompressed body is charged before it is decoded: the body, plus
+     * (unless records stay raw) room for the rendered record JSON; corrected by {@link #decode}'s answer.
+     */
+    long estimate(long uncompressed, long eventCount) {
+        return uncompressed * (rawRecords ? 1 : 3) + eventCount * EVENT_OVERHEAD;
     }
 
-    /** Decodes the blocks of a whole downloaded segment that can hold rows inside the filter's window. */
-    List<Event> segment(byte[] file, PlanFilter filter) {
-        SegmentReader r;
+    /** The declared content size of a getBlock frame (or its compressed size when undeclared). */
+    static long declaredSize(byte[] frame) {
         try {
-            r = SegmentReader.open(ByteBuffer.wrap(file), false, zstd);
+            long n = ZstdFrames.declaredContentSize(frame, 0, frame.length);
+            return n < 0 ? frame.length : n;
         } catch (SegmentException e) {
-            throw new JetstreamException("downloaded segment is unreadable: " + e.getMessage(), e);
+            return frame.length;
         }
-        List<Event> out = new ArrayList<>();
-        for (int b = 0; b < r.blockCount(); b++) {
-            BlockIndexEntry e = r.entry(b);
-            if (e.eventCount() == 0 || e.maxSeq() <= filter.afterSeq()
-                    || (filter.hasBeforeSeq() && e.minSeq() > filter.beforeSeq())) {
-                continue;
-            }
-            byte[] frame;
-            try {
-                frame = r.frameBytes(b);
-            } catch (SegmentException ex) {
-                throw new JetstreamException("downloaded segment block " + b + ": " + ex.getMessage(), ex);
-            }
-            byte[] body = decompress(frame, 0, frame.length);
-            int n = rows(body, filter, out);
-            if (n != e.eventCount()) {
-                throw new JetstreamException("downloaded segment block " + b + " holds " + n + " rows, index says "
-                        + e.eventCount());
-            }
+    }
+
+    /**
+     * Decodes one block frame, appending the rows inside the filter to {@code out}; checks the block
+     * against its index entry when one is known. Returns the bytes the decoded events hold.
+     */
+    long decode(byte[] frame, BlockIndexEntry entry, PlanFilter filter, List<Event> out) {
+        byte[] body = decompress(frame, 0, frame.length);
+        if (entry != null && body.length != entry.uncompressedSize()) {
+            throw new JetstreamException("block of " + body.length + " bytes, index says " + entry.uncompressedSize());
         }
-        return out;
+        int before = out.size();
+        int n = rows(body, filter, out);
+        if (entry != null && n != entry.eventCount()) {
+            throw new JetstreamException("block holds " + n + " rows, index says " + entry.eventCount());
+        }
+        long held = out.size() > before ? body.length : 0;
+        for (int i = before; i < out.size(); i++) {
+            held += EVENT_OVERHEAD + out.get(i).renderedBytes();
+        }
+        return held;
     }
 
     private byte[] decompress(byte[] frame, int off, int len) {

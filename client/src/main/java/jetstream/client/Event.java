@@ -1,5 +1,8 @@
 package jetstream.client;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
@@ -27,6 +30,15 @@ public final class Event {
             return name().toLowerCase(java.util.Locale.ROOT);
         }
     }
+
+    /** What an identity event says: the DID and its handle (null when the event carries none). */
+    public record Identity(String did, String handle) {}
+
+    /**
+     * What an account event says: whether the account is active and, when it is not, the status the
+     * host gave ({@code takendown}, {@code suspended}, {@code deleted}, {@code deactivated}, ...; may be null).
+     */
+    public record Account(String did, boolean active, String status) {}
 
     private static final ThreadLocal<V2Json> V2 = ThreadLocal.withInitial(V2Json::new);
     private static final ThreadLocal<CborJson> RECORD = ThreadLocal.withInitial(CborJson::new);
@@ -228,6 +240,59 @@ public final class Event {
         if (!rawRecords || cids) {
             cid();
         }
+    }
+
+    /** Identity events: the DID and handle they carry; null for every other kind. */
+    public Identity identity() {
+        if (storedKind != 4) {
+            return null;
+        }
+        String[] f = inner("identity", "handle", null);
+        return new Identity(did, f[0]);
+    }
+
+    /** Account events: active flag and status; null for every other kind. */
+    public Account account() {
+        if (storedKind != 5) {
+            return null;
+        }
+        String[] f = inner("account", "status", "active");
+        return new Account(did, "true".equals(f[1]), f[0]);
+    }
+
+    /** Two scalar fields of the payload's inner object, read from the v2 JSON both origins render to. */
+    private String[] inner(String object, String a, String b) {
+        String[] out = new String[2];
+        try (JsonParser p = Xrpc.JSON.createParser(toJsonBytes())) {
+            p.nextToken();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String k = p.currentName();
+                JsonToken t = p.nextToken();
+                if (!k.equals(object) || t != JsonToken.START_OBJECT) {
+                    p.skipChildren();
+                    continue;
+                }
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String f = p.currentName();
+                    JsonToken v = p.nextToken();
+                    if (v.isScalarValue() && v != JsonToken.VALUE_NULL && (f.equals(a) || f.equals(b))) {
+                        out[f.equals(a) ? 0 : 1] = p.getText();
+                    } else {
+                        p.skipChildren();
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new JetstreamException("event " + seq + " payload is not valid JSON: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** Bytes the strings rendered by {@link #warm} hold (UTF-16 upper bound). */
+    long renderedBytes() {
+        String r = recordJson;
+        String c = cid;
+        return (r == null ? 0 : 2L * r.length()) + (c == null ? 0 : 2L * c.length());
     }
 
     /** The v2 {@code subscribeEvents} payload object of this event (facts §7.5). */

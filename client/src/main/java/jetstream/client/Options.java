@@ -16,6 +16,8 @@ import jetstream.planner.PlanRequestException;
 public final class Options {
     /** Bytes per range request of a whole-segment download (facts §11.4: 16 MiB). */
     static final int DEFAULT_PART_BYTES = 16 << 20;
+    /** Decoded archive bytes that may wait for the reader (the prefetch budget). */
+    public static final long DEFAULT_PREFETCH_BYTES = 64L << 20;
 
     final List<String> kinds;
     final List<String> collections;
@@ -36,6 +38,7 @@ public final class Options {
     final Duration stallTimeout;
     final Duration liveIdleTimeout;
     final int partBytes;
+    final long prefetchBytes;
     /** The exact row predicate (planner false positives are dropped with it), window unset. */
     final PlanFilter filter;
 
@@ -59,6 +62,7 @@ public final class Options {
         this.stallTimeout = b.stallTimeout;
         this.liveIdleTimeout = b.liveIdleTimeout;
         this.partBytes = b.partBytes;
+        this.prefetchBytes = b.prefetchBytes;
         this.filter = filter;
     }
 
@@ -103,6 +107,7 @@ public final class Options {
         private Duration stallTimeout = Duration.ofSeconds(60);
         private Duration liveIdleTimeout = Duration.ofSeconds(75);
         private int partBytes = DEFAULT_PART_BYTES;
+        private long prefetchBytes = DEFAULT_PREFETCH_BYTES;
 
         private Builder() {}
 
@@ -159,7 +164,10 @@ public final class Options {
             return this;
         }
 
-        /** Parallel range requests per whole-segment download (default 8; 1 = one resumable stream). */
+        /**
+         * Parallel range requests per whole-segment download (default 8; 1 = one resumable stream). A
+         * segment is read as block-aligned ranges of up to 16 MiB, each streamed and decoded block by block.
+         */
         public Builder segmentStripes(int n) {
             this.segmentStripes = n;
             return this;
@@ -221,6 +229,16 @@ public final class Options {
             return this;
         }
 
+        /**
+         * Bytes of decoded archive events the client may hold ahead of the reader (default 64 MiB):
+         * downloads pause when it is full, whatever the segment size. The block being delivered may
+         * overshoot it by itself; the live tail is not counted.
+         */
+        public Builder prefetchBytes(long n) {
+            this.prefetchBytes = n;
+            return this;
+        }
+
         Builder partBytes(int n) {
             this.partBytes = n;
             return this;
@@ -232,6 +250,9 @@ public final class Options {
             }
             if (downloadConcurrency < 1 || segmentStripes < 1 || maxDownloadAttempts < 1) {
                 throw new IllegalArgumentException("concurrency, stripes and attempts must be positive");
+            }
+            if (prefetchBytes < 1) {
+                throw new IllegalArgumentException("prefetch bytes must be positive");
             }
             if (apiKey != null && apiKey.isEmpty()) {
                 throw new IllegalArgumentException("API key must not be empty");

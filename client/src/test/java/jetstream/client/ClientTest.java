@@ -281,11 +281,11 @@ class ClientTest {
         while (got.isEmpty() || got.get(got.size() - 1).seq() < 200) {
             got.addAll(it.next().events());
         }
-        assertTrue(server.liveQueries.get(0).contains("zstdDictionary=" + JetstreamClient.dictionaryId(server.dictionary)));
+        assertTrue(server.liveQueries.get(0).contains("zstdDictionary=" + LiveTail.dictionaryId(server.dictionary)));
         // Rotate: the next connection's id is unknown; the client refetches and resumes.
         byte[] old = server.dictionary;
         server.dictionary = trainDictionary(server.archive.rows.subList(0, 250));
-        assertTrue(JetstreamClient.dictionaryId(old) != JetstreamClient.dictionaryId(server.dictionary));
+        assertTrue(LiveTail.dictionaryId(old) != LiveTail.dictionaryId(server.dictionary));
         server.dropLiveAfter = 1;
         server.liveDrops.set(1);
         server.publish(400);
@@ -295,7 +295,7 @@ class ClientTest {
         c.close();
         assertSame(expected(r -> true, 0, 400), got);
         assertTrue(server.liveQueries.stream().anyMatch(q -> q.contains("zstdDictionary="
-                + JetstreamClient.dictionaryId(server.dictionary))), server.liveQueries.toString());
+                + LiveTail.dictionaryId(server.dictionary))), server.liveQueries.toString());
     }
 
     private static byte[] trainDictionary(List<TestArchive.Row> rows) {

@@ -241,7 +241,7 @@ public final class FakeServer implements AutoCloseable {
         ZstdDictCompress dict = null;
         if (dictParam != null) {
             byte[] d = dictionary;
-            if (d == null || Long.parseLong(dictParam) != JetstreamClient.dictionaryId(d)) {
+            if (d == null || Long.parseLong(dictParam) != LiveTail.dictionaryId(d)) {
                 error(req, 400, "UnknownZstdDictionary", "unknown zstd dictionary id " + dictParam);
                 return;
             }
