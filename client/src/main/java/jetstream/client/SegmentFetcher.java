@@ -3,6 +3,7 @@ package jetstream.client;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.util.concurrent.atomic.AtomicLong;
 import jetstream.segment.BlockIndex;
@@ -56,8 +57,13 @@ final class SegmentFetcher {
         return xrpc.uri(GET_SEGMENT, "name=" + Xrpc.enc(name));
     }
 
+    /**
+     * Segment bodies go over HTTP/1.1 whatever the client prefers: there an unread body is held back
+     * by TCP, while HTTP/2's receive windows let the JDK client buffer tens of MiB per connection
+     * ahead of the reader, outside the prefetch budget.
+     */
     private HttpResponse<InputStream> send(URI u, String range, String ifRange) throws IOException, InterruptedException {
-        var b = xrpc.request(u, true).GET();
+        var b = xrpc.request(u, true).version(HttpClient.Version.HTTP_1_1).GET();
         if (range != null) {
             b.header("Range", range);
         }

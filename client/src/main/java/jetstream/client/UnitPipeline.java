@@ -79,13 +79,15 @@ final class UnitPipeline {
                 if (o instanceof Stop || delivery.closed.get()) {
                     throw new Stop();
                 }
+                if (o instanceof Error err) {
+                    throw new JetstreamException("download worker died: " + err, err);
+                }
                 dropUnit(tasks, head.unit);
                 PlanFilter from = rows.withWindow(Math.max(rows.afterSeq(), delivery.lastSeq), rows.beforeSeq());
                 if (o instanceof SegmentFetcher.Rewritten && head.generation + 1 < MAX_GENERATIONS) {
                     tasks.add(0, first(head.unit, from, head.generation + 1));
                 } else if (fail(head.unit, (RuntimeException) o)) {
-                    tasks.add(0, first(head.unit, rows.withWindow(Math.max(rows.afterSeq(), delivery.lastSeq),
-                            rows.beforeSeq()), 0));
+                    tasks.add(0, first(head.unit, from, 0));
                 } else {
                     doneUnits.incrementAndGet();
                 }
@@ -223,6 +225,9 @@ final class UnitPipeline {
             t.finish(new Stop());
         } catch (RuntimeException e) {
             t.finish(e);
+        } catch (Error e) {
+            t.finish(e);
+            throw e;
         }
     }
 

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +63,8 @@ public final class FakeServer implements AutoCloseable {
     volatile Runnable onCursorTooOld;
     /** This many ranged getSegment requests carrying If-Range answer 200 as if the file had been rewritten. */
     final AtomicInteger rewrites = new AtomicInteger();
+    /** getSegment and getBlock of these segment names answer 503 (a server that keeps failing one unit). */
+    final Set<String> broken = ConcurrentHashMap.newKeySet();
     final List<String> liveQueries = new CopyOnWriteArrayList<>();
     private final List<Sub> subs = new CopyOnWriteArrayList<>();
 
@@ -101,6 +104,12 @@ public final class FakeServer implements AutoCloseable {
         }
         String nsid = path.substring(X.length());
         hits.computeIfAbsent(nsid, k -> new AtomicInteger()).incrementAndGet();
+        String unit = req.getParam(nsid.equals("getBlock") ? "segment" : "name");
+        if (unit != null && broken.contains(unit)) {
+            req.response().setStatusCode(503).putHeader("Content-Type", "application/json")
+                    .end("{\"error\":\"ServiceUnavailable\",\"message\":\"broken unit\"}");
+            return;
+        }
         int[] f = failures.get(nsid);
         if (f != null && f[0] > 0) {
             f[0]--;

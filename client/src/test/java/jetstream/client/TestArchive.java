@@ -56,6 +56,13 @@ public final class TestArchive {
         reloadManifest();
     }
 
+    /** Serves the sealed segments already in {@code dir} (no generated rows, nothing live). */
+    public TestArchive(Path dir) throws IOException {
+        this.dir = dir;
+        reloadManifest();
+        this.sealedThrough = manifest.sealedTipSeq();
+    }
+
     void reloadManifest() throws IOException {
         reloadManifest(Long.MAX_VALUE);
     }
