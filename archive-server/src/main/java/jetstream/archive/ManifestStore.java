@@ -24,12 +24,13 @@ import jetstream.planner.SegmentSummary;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import org.jboss.logging.Logger;
 
 /**
  * The resident manifest of {@code <data-dir>/segments}: every sealed file mapped read-only, its
- * header, footer, blooms and collection index parsed once. Updated by whole-state swaps, so a request
+ * header and collection index parsed once, its block index and blooms read in place from the mapping. Updated by whole-state swaps, so a request
  * sees one consistent archive; a changed file (new checksum after a rewrite) gets a new generation
  * while requests holding the old one keep serving it.
  */
@@ -51,7 +52,7 @@ public final class ManifestStore {
         Gauge.builder("jetstream.manifest.segments.loaded", state, s -> s.get().manifest().segments().size())
                 .description("sealed segments in the resident manifest").register(metrics);
         Gauge.builder("jetstream.manifest.resident.bloom.bytes", state, s -> s.get().manifest().residentBloomBytes())
-                .description("bytes of segment and per-block DID blooms held resident").register(metrics);
+                .description("bytes of segment and per-block DID blooms probed in place in the mapped footers (off-heap)").register(metrics);
         Gauge.builder("jetstream.manifest.unreadable.segments", unreadable, Set::size)
                 .description("sealed segment files that failed to parse and are not served").register(metrics);
     }
@@ -179,7 +180,9 @@ public final class ManifestStore {
 
     /**
      * Maps and parses a sealed file; active files (checksum 0) are not part of the archive. A
-     * replacement generation is checksum-verified (facts §1.4: verify after a rewrite).
+     * replacement generation is checksum-verified (facts §1.4: verify after a rewrite). Only the
+     * header, block index and collection index are read: blooms and the block index stay in the
+     * mapping (off-heap), so heap and load time do not grow with the bloom bytes.
      */
     private static ServedSegment open(Path p, String name, long index, boolean replacement) throws IOException {
         ByteBuffer map;
@@ -197,8 +200,13 @@ public final class ManifestStore {
             }
             map = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
         }
-        SegmentReader r = SegmentReader.open(map, replacement);
-        SegmentSummary summary = SegmentSummary.of(r, name, index, a.lastModifiedTime().toMillis());
+        if (replacement) {
+            SegmentReader.open(map, true);
+        }
+        SegmentSummary summary;
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            summary = SegmentSummary.open(map, name, index, a.lastModifiedTime().toMillis(), zstd);
+        }
         if (replacement) {
             LOG.infof("segment %s: new generation %s", name, summary.checksumHex());
         }

@@ -1,20 +1,36 @@
 package jetstream.planner;
 
-import java.util.Arrays;
-import java.util.BitSet;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicLongArray;
+import jetstream.segment.BlockBloomRegion;
+import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.CollectionIndex;
 import jetstream.segment.GloomFilter;
+import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
 
 /**
- * What the manifest keeps resident for one sealed segment generation: header fields, per-block
- * event counts and seq bounds, the segment DID bloom and every per-block DID bloom in their on-disk
- * bytes (probed in place, facts §1.8–§1.9), and the collection string table with its block
- * bitmasks (§1.10). Immutable; a rewritten file becomes a new summary.
+ * What the manifest knows of one sealed segment generation: header fields, the collection string
+ * table with its block bitmasks (§1.10), and — read in place from the footer, never copied — the
+ * block index (event counts and seq bounds, §1.7), the segment DID bloom and every per-block DID
+ * bloom (§1.8–§1.9). Over a mapped file those stay off the heap, so the heap does not grow with the
+ * archive's block count. Blooms are checked for framing at load and for their CRC on first probe
+ * (a CRC pass reads every byte, which a full-network load can not afford); a bloom that fails
+ * answers "maybe". Immutable; a rewritten file becomes a new summary.
  */
 public final class SegmentSummary {
+    private static final int ENTRY = BlockIndexEntry.SIZE;
+    private static final int EVENTS_AT = 16;
+    private static final int MIN_SEQ_AT = 20;
+    private static final int MAX_SEQ_AT = 28;
+    /** Bloom state per block, two bits each: unchecked, valid, bad. */
+    private static final int VALID = 1;
+    private static final int BAD = 2;
+
     private final String name;
     private final long index;
     private final long checksum;
@@ -25,26 +41,22 @@ public final class SegmentSummary {
     private final long maxSeq;
     private final long minWitnessedAt;
     private final long maxWitnessedAt;
-    private final int[] blockEvents;
-    private final long[] blockMinSeq;
-    private final long[] blockMaxSeq;
-    private final byte[] segmentBloom;
-    private final byte[] blockBlooms;
+    private final int blockCount;
+    /** {@code blockCount} little-endian 52-byte block index entries. */
+    private final ByteBuffer blockIndex;
+    private final ByteBuffer segmentBloom;
+    private final int segmentBloomSize;
+    private volatile int segmentBloomState;
+    private final ByteBuffer blockBlooms;
     private final int bloomSize;
-    /** Blocks whose stored bloom failed validation: they answer "maybe" for every DID. */
-    private final BitSet badBlooms;
+    private final AtomicLongArray bloomState;
     private final String[] collections;
     private final int maskLen;
     private final byte[] masks;
 
-    /** Assembles a summary from its parts; bloom bytes are validated here once. */
-    public SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
-                          int[] blockEvents, long[] blockMinSeq, long[] blockMaxSeq, byte[] segmentBloom,
-                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks) {
-        int blocks = blockEvents.length;
-        if (blockMinSeq.length != blocks || blockMaxSeq.length != blocks) {
-            throw new IllegalArgumentException("block arrays disagree in length");
-        }
+    private SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
+                           int blockCount, ByteBuffer blockIndex, ByteBuffer segmentBloom, ByteBuffer blockBlooms,
+                           int bloomSize, String[] collections, byte[] masks) {
         this.name = name;
         this.index = index;
         this.checksum = header.checksum();
@@ -55,53 +67,107 @@ public final class SegmentSummary {
         this.maxSeq = header.maxSeq();
         this.minWitnessedAt = header.minWitnessedAt();
         this.maxWitnessedAt = header.maxWitnessedAt();
-        this.blockEvents = blockEvents;
-        this.blockMinSeq = blockMinSeq;
-        this.blockMaxSeq = blockMaxSeq;
-        this.segmentBloom = segmentBloom != null && GloomFilter.isValidSerialized(segmentBloom, 0, segmentBloom.length)
-                ? segmentBloom : null;
+        this.blockCount = blockCount;
+        this.blockIndex = blockIndex.order(ByteOrder.LITTLE_ENDIAN);
+        boolean segOk = segmentBloom != null
+                && GloomFilter.isValidFraming(segmentBloom, 0, segmentBloom.limit());
+        this.segmentBloom = segOk ? segmentBloom.order(ByteOrder.LITTLE_ENDIAN) : null;
+        this.segmentBloomSize = segOk ? segmentBloom.limit() : 0;
         this.bloomSize = bloomSize;
-        this.badBlooms = new BitSet();
-        if (bloomSize == 0 || blockBlooms.length != (long) blocks * bloomSize) {
-            this.blockBlooms = null;
-        } else {
-            this.blockBlooms = blockBlooms;
-            for (int b = 0; b < blocks; b++) {
-                if (!GloomFilter.isValidSerialized(blockBlooms, b * bloomSize, bloomSize)) {
-                    badBlooms.set(b);
+        boolean regionOk = bloomSize > 0 && blockBlooms != null && blockBlooms.limit() == (long) blockCount * bloomSize;
+        this.blockBlooms = regionOk ? blockBlooms.order(ByteOrder.LITTLE_ENDIAN) : null;
+        this.bloomState = new AtomicLongArray(regionOk ? (blockCount + 31) / 32 : 0);
+        if (regionOk) {
+            for (int b = 0; b < blockCount; b++) {
+                if (!GloomFilter.isValidFraming(this.blockBlooms, b * bloomSize, bloomSize)) {
+                    mark(b, BAD);
                 }
             }
         }
         this.collections = collections;
         this.maskLen = (collections.length + 7) / 8;
-        if (masks.length != (long) blocks * maskLen) {
-            throw new IllegalArgumentException("collection masks are " + masks.length + " bytes for " + blocks
+        if (masks.length != (long) blockCount * maskLen) {
+            throw new IllegalArgumentException("collection masks are " + masks.length + " bytes for " + blockCount
                     + " blocks of " + maskLen);
         }
         this.masks = masks;
     }
 
-    /** The resident summary of a parsed sealed segment. */
-    public static SegmentSummary of(SegmentReader r, String name, long index, long mtimeMillis) {
-        int blocks = r.blockCount();
-        int[] events = new int[blocks];
-        long[] min = new long[blocks];
-        long[] max = new long[blocks];
-        for (int b = 0; b < blocks; b++) {
-            BlockIndexEntry e = r.entry(b);
-            events[b] = (int) e.eventCount();
-            min[b] = e.minSeq();
-            max[b] = e.maxSeq();
+    /** Assembles a summary from heap arrays (tests and benchmarks); bloom bytes are validated on first probe. */
+    public SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
+                          int[] blockEvents, long[] blockMinSeq, long[] blockMaxSeq, byte[] segmentBloom,
+                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks) {
+        this(name, index, header, sizeBytes, mtimeMillis, blockEvents.length,
+                packIndex(blockEvents, blockMinSeq, blockMaxSeq), segmentBloom == null ? null : ByteBuffer.wrap(segmentBloom),
+                ByteBuffer.wrap(blockBlooms), bloomSize, collections, masks);
+    }
+
+    private static ByteBuffer packIndex(int[] events, long[] min, long[] max) {
+        if (min.length != events.length || max.length != events.length) {
+            throw new IllegalArgumentException("block arrays disagree in length");
         }
-        GloomFilter seg = r.segmentBloom();
-        int bloomSize = r.blockBlooms().bloomSizeBytes();
-        byte[] region = new byte[r.blockBlooms().serializedSize()];
-        r.blockBlooms().writeTo(region, 0);
-        byte[] blooms = Arrays.copyOfRange(region, 8, region.length);
-        CollectionIndex ci = r.collectionIndex();
+        ByteBuffer b = ByteBuffer.allocate(events.length * ENTRY).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < events.length; i++) {
+            b.putInt(i * ENTRY + EVENTS_AT, events[i]);
+            b.putLong(i * ENTRY + MIN_SEQ_AT, min[i]);
+            b.putLong(i * ENTRY + MAX_SEQ_AT, max[i]);
+        }
+        return b;
+    }
+
+    /** The summary of a parsed sealed segment, reading its footer in place from the reader's buffer. */
+    public static SegmentSummary of(SegmentReader r, String name, long index, long mtimeMillis) {
+        return load(r.bytes(), r.header(), r.collectionIndex(), name, index, mtimeMillis);
+    }
+
+    /**
+     * The summary of a sealed segment held in {@code file} (a mapped file), touching only the header,
+     * the block index, the bloom framings and the collection index: nothing proportional to the bloom
+     * bytes is read or copied. The footer rules of facts §1.6 are checked as {@link SegmentReader} does.
+     *
+     * @throws SegmentException for a structural problem, as {@link SegmentReader#open(ByteBuffer, boolean)}
+     */
+    public static SegmentSummary open(ByteBuffer file, String name, long index, long mtimeMillis, ZstdFrames zstd) {
+        ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        long size = f.limit();
+        if (size < SegmentHeader.SIZE) {
+            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, "segment of " + size + " bytes is shorter than its header");
+        }
+        byte[] hb = new byte[SegmentHeader.SIZE];
+        f.get(0, hb, 0, hb.length);
+        SegmentHeader h = SegmentHeader.parseSealed(hb, 0);
+        h.validateFooterLayout(size);
+        int indexLen = (int) (h.didBloomOffset() - h.blockIndexOffset());
+        byte[] ib = new byte[indexLen];
+        f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
+        BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
+        int collAt = (int) h.collectionIndexOffset();
+        byte[] cb = new byte[(int) (size - collAt)];
+        f.get(collAt, cb, 0, cb.length);
+        CollectionIndex ci = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
+        return load(f, h, ci, name, index, mtimeMillis);
+    }
+
+    private static SegmentSummary load(ByteBuffer file, SegmentHeader h, CollectionIndex ci, String name, long index,
+                                       long mtimeMillis) {
+        ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int blocks = (int) h.blockCount();
+        ByteBuffer indexBytes = f.slice((int) h.blockIndexOffset(), blocks * ENTRY);
+        int segBloomLen = (int) (h.blockDidBloomOffset() - h.didBloomOffset());
+        ByteBuffer segBloom = segBloomLen == 0 ? null : f.slice((int) h.didBloomOffset(), segBloomLen);
+        int region = (int) h.blockDidBloomOffset();
+        int regionLen = (int) (h.collectionIndexOffset() - h.blockDidBloomOffset());
+        long count = regionLen < BlockBloomRegion.HEADER_SIZE ? -1 : f.getInt(region) & 0xFFFFFFFFL;
+        long bloomSize = regionLen < BlockBloomRegion.HEADER_SIZE ? -1 : f.getInt(region + 4) & 0xFFFFFFFFL;
+        if (count != blocks || BlockBloomRegion.HEADER_SIZE + count * bloomSize != regionLen) {
+            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "per-block bloom region of " + regionLen
+                    + " bytes does not frame " + blocks + " blooms");
+        }
+        ByteBuffer blooms = f.slice(region + BlockBloomRegion.HEADER_SIZE, regionLen - BlockBloomRegion.HEADER_SIZE);
         String[] names = new String[ci.collectionCount()];
         for (int i = 0; i < names.length; i++) {
-            names[i] = ci.name(i);
+            // Every segment repeats the same few hundred NSIDs: one String each for the whole manifest.
+            names[i] = ci.name(i).intern();
         }
         int maskLen = (names.length + 7) / 8;
         byte[] masks = new byte[blocks * maskLen];
@@ -112,8 +178,17 @@ public final class SegmentSummary {
                 }
             }
         }
-        return new SegmentSummary(name, index, r.header(), r.fileSize(), mtimeMillis, events, min, max,
-                seg == null ? null : seg.serialize(), blooms, bloomSize, names, masks);
+        return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, segBloom, blooms,
+                (int) bloomSize, names, masks);
+    }
+
+    private int state(int b) {
+        return (int) (bloomState.get(b >>> 5) >>> ((b & 31) * 2)) & 3;
+    }
+
+    private void mark(int b, int state) {
+        long bits = (long) state << ((b & 31) * 2);
+        bloomState.getAndAccumulate(b >>> 5, bits, (w, x) -> w | x);
     }
 
     public String name() {
@@ -162,30 +237,52 @@ public final class SegmentSummary {
     }
 
     public int blockCount() {
-        return blockEvents.length;
+        return blockCount;
     }
 
     public int blockEvents(int b) {
-        return blockEvents[b];
+        return blockIndex.getInt(checked(b) * ENTRY + EVENTS_AT);
     }
 
     public long blockMinSeq(int b) {
-        return blockMinSeq[b];
+        return blockIndex.getLong(checked(b) * ENTRY + MIN_SEQ_AT);
     }
 
     public long blockMaxSeq(int b) {
-        return blockMaxSeq[b];
+        return blockIndex.getLong(checked(b) * ENTRY + MAX_SEQ_AT);
     }
 
-    /** False only when no row of the segment has the probed DID (no stored bloom means "maybe"). */
+    private int checked(int b) {
+        if (b < 0 || b >= blockCount) {
+            throw new IndexOutOfBoundsException("block " + b + " of " + blockCount);
+        }
+        return b;
+    }
+
+    /** False only when no row of the segment has the probed DID (no valid stored bloom means "maybe"). */
     public boolean segmentMightContain(GloomFilter.Probe did) {
-        return segmentBloom == null || GloomFilter.mightContainSerialized(segmentBloom, 0, did);
+        if (segmentBloom == null) {
+            return true;
+        }
+        int st = segmentBloomState;
+        if (st == 0) {
+            st = GloomFilter.isValidSerialized(segmentBloom, 0, segmentBloomSize) ? VALID : BAD;
+            segmentBloomState = st;
+        }
+        return st == BAD || GloomFilter.mightContainSerialized(segmentBloom, 0, did);
     }
 
     /** False only when block {@code b} certainly holds no row with the probed DID. */
     public boolean blockMightContain(int b, GloomFilter.Probe did) {
-        return blockBlooms == null || badBlooms.get(b)
-                || GloomFilter.mightContainSerialized(blockBlooms, b * bloomSize, did);
+        if (blockBlooms == null) {
+            return true;
+        }
+        int st = state(checked(b));
+        if (st == 0) {
+            st = GloomFilter.isValidSerialized(blockBlooms, b * bloomSize, bloomSize) ? VALID : BAD;
+            mark(b, st);
+        }
+        return st == BAD || GloomFilter.mightContainSerialized(blockBlooms, b * bloomSize, did);
     }
 
     public int collectionCount() {
@@ -207,8 +304,11 @@ public final class SegmentSummary {
         return false;
     }
 
-    /** Heap bytes held by this segment's DID blooms (segment bloom plus per-block blooms). */
+    /**
+     * Bytes of this segment's DID blooms (segment bloom plus per-block blooms), probed in place: off
+     * the heap when the summary was loaded from a mapped file.
+     */
     public long residentBloomBytes() {
-        return (segmentBloom == null ? 0 : segmentBloom.length) + (blockBlooms == null ? 0 : blockBlooms.length);
+        return segmentBloomSize + (blockBlooms == null ? 0 : blockBlooms.limit());
     }
 }

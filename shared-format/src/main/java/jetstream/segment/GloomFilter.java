@@ -3,6 +3,8 @@ package jetstream.segment;
 import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hasher128;
 import com.dynatrace.hash4j.hashing.Hashing;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
@@ -157,15 +159,23 @@ public final class GloomFilter {
      * their on-disk bytes. The bytes must have passed {@link #isValidSerialized} once.
      */
     public static boolean mightContainSerialized(byte[] src, int off, Probe p) {
-        int k = src[off + 1] & 0xFF;
-        long nb = Le.i64(src, off + 5);
+        return mightContainSerialized(ByteBuffer.wrap(src), off, p);
+    }
+
+    /**
+     * As {@link #mightContainSerialized(byte[], int, Probe)} over any buffer, e.g. a mapped footer:
+     * only the one 64-byte block the key hashes to is read.
+     */
+    public static boolean mightContainSerialized(ByteBuffer src, int off, Probe p) {
+        int k = src.get(off + 1) & 0xFF;
+        long nb = src.order() == ByteOrder.LITTLE_ENDIAN ? src.getLong(off + 5) : Long.reverseBytes(src.getLong(off + 5));
         int[] parts = PARTITIONS[k];
         long block = Math.multiplyHigh(p.hi(), nb) + ((p.hi() >> 63) & nb);
         int base = off + HEADER_SIZE + (int) block * BLOCK_BYTES;
         int partStart = 0;
         for (int i = 0; i < k; i++) {
             int pos = partStart + Integer.remainderUnsigned(p.intra(), parts[i]);
-            if ((src[base + (pos >>> 3)] & (1 << (pos & 7))) == 0) {
+            if ((src.get(base + (pos >>> 3)) & (1 << (pos & 7))) == 0) {
                 return false;
             }
             partStart += parts[i];
@@ -175,22 +185,34 @@ public final class GloomFilter {
 
     /** True when {@code src[off, off+len)} would {@link #deserialize} without error. */
     public static boolean isValidSerialized(byte[] src, int off, int len) {
+        return checkSerialized(ByteBuffer.wrap(src), off, len) == null;
+    }
+
+    /** As {@link #isValidSerialized(byte[], int, int)} over any buffer. */
+    public static boolean isValidSerialized(ByteBuffer src, int off, int len) {
         return checkSerialized(src, off, len) == null;
     }
 
-    /** The reason the bytes are not a valid filter, or null. */
-    private static String checkSerialized(byte[] src, int off, int len) {
+    /**
+     * The framing checks of {@link #isValidSerialized} without the CRC pass (which reads every byte):
+     * what a manifest can afford for every bloom at load time.
+     */
+    public static boolean isValidFraming(ByteBuffer src, int off, int len) {
+        return checkFraming(src.duplicate().order(ByteOrder.LITTLE_ENDIAN), off, len) == null;
+    }
+
+    private static String checkFraming(ByteBuffer b, int off, int len) {
         if (len < HEADER_SIZE + TRAILER_SIZE) {
             return "bloom filter of " + len + " bytes is shorter than its header";
         }
-        if (src[off] != FORMAT_VERSION) {
-            return "bloom filter version " + (src[off] & 0xFF);
+        if (b.get(off) != FORMAT_VERSION) {
+            return "bloom filter version " + (b.get(off) & 0xFF);
         }
-        long k = Le.u32(src, off + 1);
+        long k = b.getInt(off + 1) & 0xFFFFFFFFL;
         if (k < MIN_K || k > MAX_K) {
             return "bloom filter k " + k + " outside 3..17";
         }
-        long nb = Le.i64(src, off + 5);
+        long nb = b.getLong(off + 5);
         if (nb < 1 || nb > MAX_BLOCKS) {
             return "bloom filter block count " + Long.toUnsignedString(nb);
         }
@@ -198,9 +220,19 @@ public final class GloomFilter {
             return "bloom filter of " + len + " bytes, expected "
                     + (HEADER_SIZE + BLOCK_BYTES * nb + TRAILER_SIZE) + " for " + nb + " blocks";
         }
+        return null;
+    }
+
+    /** The reason the bytes are not a valid filter, or null. */
+    private static String checkSerialized(ByteBuffer src, int off, int len) {
+        ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        String framing = checkFraming(b, off, len);
+        if (framing != null) {
+            return framing;
+        }
         CRC32C crc = new CRC32C();
-        crc.update(src, off, len - TRAILER_SIZE);
-        if ((int) crc.getValue() != Le.i32(src, off + len - TRAILER_SIZE)) {
+        crc.update(b.slice(off, len - TRAILER_SIZE));
+        if ((int) crc.getValue() != b.getInt(off + len - TRAILER_SIZE)) {
             return "bloom filter CRC32C mismatch";
         }
         return null;
@@ -250,7 +282,7 @@ public final class GloomFilter {
      * @throws SegmentException CORRUPT_SEGMENT otherwise
      */
     public static GloomFilter deserialize(byte[] src, int off, int len) {
-        String problem = checkSerialized(src, off, len);
+        String problem = checkSerialized(ByteBuffer.wrap(src), off, len);
         if (problem != null) {
             throw SegmentException.corrupt(problem);
         }
