@@ -3,8 +3,8 @@ package jetstream.client;
 /**
  * The prefetch byte budget ({@link Options.Builder#prefetchBytes}): decoded archive events waiting
  * for the reader are charged here, and a worker that would take the total past the limit waits. The
- * task the driver is draining (the head) is never made to wait, so the budget can not deadlock the
- * sweep; it may therefore overshoot by the head's one block.
+ * task the driver is draining (the head) is not made to wait while the driver has none of its blocks
+ * to deliver, so the budget can not deadlock the sweep; it may therefore overshoot by one block.
  */
 final class ByteBudget {
     private final long limit;
@@ -15,9 +15,9 @@ final class ByteBudget {
         this.limit = limit;
     }
 
-    /** Charges {@code n} bytes, waiting while they do not fit and {@code head} stays false. */
+    /** Charges {@code n} bytes, waiting while they do not fit (unless {@code task} is the starved head). */
     synchronized void acquire(long n, Task task) throws InterruptedException {
-        while (used > 0 && used + n > limit && !task.isHead()) {
+        while (used > 0 && used + n > limit && !task.mayOvershoot()) {
             wait();
         }
         used += n;

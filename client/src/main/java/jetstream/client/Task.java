@@ -38,6 +38,8 @@ final class Task {
     private Object result;
     private boolean cancelled;
     private volatile boolean head;
+    /** Chunks pushed and not yet taken (read by the budget without this task's lock). */
+    private volatile int queued;
     private Closeable stream;
     Future<?> future;
 
@@ -53,8 +55,9 @@ final class Task {
         this.budget = budget;
     }
 
-    boolean isHead() {
-        return head;
+    /** The head with nothing queued may always take budget: the driver is waiting for its next block. */
+    boolean mayOvershoot() {
+        return head && queued == 0;
     }
 
     void makeHead() {
@@ -69,6 +72,7 @@ final class Task {
             return;
         }
         chunks.add(c);
+        queued = chunks.size();
         notifyAll();
     }
 
@@ -84,7 +88,12 @@ final class Task {
         while (chunks.isEmpty() && result == null) {
             wait();
         }
-        return chunks.isEmpty() ? result : chunks.poll();
+        if (chunks.isEmpty()) {
+            return result;
+        }
+        Object c = chunks.poll();
+        queued = chunks.size();
+        return c;
     }
 
     /** The result without waiting, once every chunk was taken; null while running. */
@@ -117,6 +126,7 @@ final class Task {
                 budget.release(((Chunk) o).charge());
             }
             chunks.clear();
+            queued = 0;
             s = stream;
             notifyAll();
         }

@@ -134,6 +134,11 @@ final class UnitPipeline {
                 i += parts.size() - 1;
             }
         }
+        // The head always runs, even past the window: tasks behind a re-opened or just expanded head
+        // may fill the window while they wait for budget only the head can free.
+        if (!tasks.isEmpty() && tasks.get(0).future == null) {
+            submit(tasks.get(0));
+        }
         int inFlight = 0;
         for (Task t : tasks) {
             if (t.future != null) {
@@ -145,10 +150,14 @@ final class UnitPipeline {
                 return;
             }
             if (t.future == null && (t.type != Task.Type.RANGE || stripesBusy(tasks, t) < options.segmentStripes)) {
-                t.future = workers.submit(() -> work(t));
+                submit(t);
                 inFlight++;
             }
         }
+    }
+
+    private void submit(Task t) {
+        t.future = workers.submit(() -> work(t));
     }
 
     private static int stripesBusy(List<Task> tasks, Task t) {

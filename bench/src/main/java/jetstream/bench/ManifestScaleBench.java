@@ -1,0 +1,317 @@
+package jetstream.bench;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import jetstream.planner.Manifest;
+import jetstream.planner.PlanFilter;
+import jetstream.planner.PlanLimits;
+import jetstream.planner.SegmentSummary;
+import jetstream.planner.SnapshotPlanner;
+import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockIndexEntry;
+import jetstream.segment.BlockView;
+import jetstream.segment.Footer;
+import jetstream.segment.FooterBuilder;
+import jetstream.segment.SegmentHeader;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentName;
+
+/**
+ * Archive-server at full-network manifest size (issue 21): heap, time to ready and planSnapshot p50
+ * for a 3-DID filter over a generated archive of N segments × B blocks whose footers are built by
+ * our {@link FooterBuilder} from blocks of D rows with D distinct DIDs each (so every block index
+ * entry, per-block bloom, segment bloom and collection index has its full-size shape). Block frames
+ * are 25-byte placeholders (the planner never reads them), so the disk holds mostly footers. Four
+ * footer templates (different DID pools) are built once; each segment is a template with its seqs
+ * shifted, re-footered by {@link FooterBuilder#patchBlockIndex} (real checksums).
+ *
+ * <p>Measures (1) in-process: load every file mapped with {@link SegmentSummary#open}, heap retained
+ * after a full GC, planner p50; (2) the packaged archive-server ({@code archive-server/target/quarkus-app},
+ * skipped when absent) with {@code -Xmx512m}: start to {@code /q/health/ready}, heap used after
+ * {@code jcmd GC.run}, planSnapshot p50 over HTTP on 127.0.0.1.
+ *
+ * <p>{@code bench/run --main jetstream.bench.ManifestScaleBench <dir> [segments=6400] [blocks=860] [didsPerBlock=256]}
+ * (an existing archive of the same shape in {@code <dir>/segments} is reused).
+ */
+public final class ManifestScaleBench {
+    private static final int TEMPLATES = 4;
+    private static final int COLLECTIONS = 48;
+    private static final int ROUNDS = 300;
+
+    private ManifestScaleBench() {}
+
+    public static void main(String[] args) throws Exception {
+        Path data = Path.of(args[0]);
+        int segments = args.length > 1 ? Integer.parseInt(args[1]) : 6400;
+        int blocks = args.length > 2 ? Integer.parseInt(args[2]) : 860;
+        int dids = args.length > 3 ? Integer.parseInt(args[3]) : 256;
+        Path dir = Files.createDirectories(data.resolve("segments"));
+        long t0 = System.nanoTime();
+        long bytes = generate(dir, segments, blocks, dids);
+        System.out.printf("archive: %d segments × %d blocks × %d DIDs/block, %.2f GiB on disk (%s, %.1f s)%n",
+                segments, blocks, dids, bytes / (double) (1L << 30), data, (System.nanoTime() - t0) / 1e9);
+        inProcess(dir, blocks, dids);
+        Path jar = Path.of(System.getProperty("jetstream.root", ".")).toAbsolutePath().normalize().resolve("archive-server/target/quarkus-app/quarkus-run.jar");
+        if (Files.exists(jar)) {
+            server(jar, data, blocks, dids);
+        } else {
+            System.out.println("archive-server not packaged (" + jar + "): server figures skipped");
+        }
+    }
+
+    static String did(int template, int n) {
+        return "did:plc:" + String.format("%02d%022d", template, n);
+    }
+
+    /** Writes the archive unless one of this shape is there; returns its bytes. */
+    static long generate(Path dir, int segments, int blocks, int dids) throws IOException {
+        List<SegmentName.Entry> have = SegmentName.scan(dir);
+        if (have.size() == segments) {
+            long total = 0;
+            for (SegmentName.Entry e : have) {
+                total += Files.size(e.path());
+            }
+            return total;
+        }
+        for (SegmentName.Entry e : have) {
+            Files.delete(e.path());
+        }
+        byte[] placeholder;
+        try (ZstdFrames z = new ZstdFrames()) {
+            placeholder = z.compress(new byte[16], 0, 16);
+        }
+        byte[] frame = new byte[8 + placeholder.length];
+        ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(placeholder.length);
+        System.arraycopy(placeholder, 0, frame, 8, placeholder.length);
+        Footer[] templates = new Footer[TEMPLATES];
+        for (int t = 0; t < TEMPLATES; t++) {
+            templates[t] = template(t, blocks, dids, frame.length, placeholder.length);
+        }
+        byte[] region = new byte[blocks * frame.length];
+        for (int b = 0; b < blocks; b++) {
+            System.arraycopy(frame, 0, region, b * frame.length, frame.length);
+        }
+        long total = 0;
+        long perSegment = (long) blocks * dids;
+        for (int s = 0; s < segments; s++) {
+            Footer t = templates[s % TEMPLATES];
+            SegmentHeader h = t.header();
+            long shift = s * perSegment;
+            List<BlockIndexEntry> entries = new ArrayList<>(blocks);
+            ByteBuffer fb = ByteBuffer.wrap(t.footerBytes()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            for (int b = 0; b < blocks; b++) {
+                BlockIndexEntry e = BlockIndexEntry.read(t.footerBytes(), b * BlockIndexEntry.SIZE);
+                entries.add(new BlockIndexEntry(e.offset(), e.compressedSize(), e.uncompressedSize(), e.eventCount(),
+                        e.minSeq() + shift, e.maxSeq() + shift, e.minWitnessedAt(), e.maxWitnessedAt()));
+            }
+            SegmentHeader shifted = new SegmentHeader(h.checksum(), h.version(), h.blockCount(), h.eventCount(),
+                    h.uniqueDidCount(), h.minSeq() + shift, h.maxSeq() + shift, h.minWitnessedAt(), h.maxWitnessedAt(),
+                    h.footerOffset(), h.didBloomOffset(), h.blockDidBloomOffset(), h.collectionIndexOffset(),
+                    h.blockIndexOffset());
+            int tailAt = (int) (h.didBloomOffset() - h.footerOffset());
+            byte[] tail = Arrays.copyOfRange(t.footerBytes(), tailAt, fb.limit());
+            Footer f = FooterBuilder.patchBlockIndex(shifted, entries, tail, h.footerOffset());
+            Path p = dir.resolve(SegmentName.format(s));
+            try (OutputStream o = Files.newOutputStream(p)) {
+                o.write(f.headerBytes());
+                o.write(region);
+                o.write(f.footerBytes());
+            }
+            total += f.fileSize();
+        }
+        return total;
+    }
+
+    /** One full-shape footer: blocks of {@code dids} rows, each row a distinct DID from this template's pool. */
+    private static Footer template(int t, int blocks, int dids, int frameBytes, int frameLen) {
+        SplittableRandom rnd = new SplittableRandom(21 + t);
+        int pool = blocks * dids;
+        byte[][] colls = new byte[COLLECTIONS][];
+        for (int c = 0; c < COLLECTIONS; c++) {
+            colls[c] = (c < 6 ? "app.bsky.feed.c" + c : "com.example" + c + ".record").getBytes(StandardCharsets.US_ASCII);
+        }
+        byte[] rkey = "3kaaaaaaaaaa2".getBytes(StandardCharsets.US_ASCII);
+        byte[] payload = {(byte) 0xa0};
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            FooterBuilder fb = new FooterBuilder(zstd);
+            long seq = 0;
+            long off = SegmentHeader.SIZE;
+            BlockView view = new BlockView();
+            for (int b = 0; b < blocks; b++) {
+                BlockBuilder bb = new BlockBuilder(dids);
+                java.util.Set<Integer> used = new java.util.HashSet<>();
+                for (int r = 0; r < dids; r++) {
+                    int n;
+                    do {
+                        n = rnd.nextInt(pool);
+                    } while (!used.add(n));
+                    // Six common collections in every block, the rest rare (a few blocks each).
+                    byte[] coll = colls[rnd.nextInt(8) < 7 ? rnd.nextInt(6) : 6 + rnd.nextInt(COLLECTIONS - 6)];
+                    bb.add(++seq, 1_750_000_000_000_000L + seq, 0, 1, did(t, n).getBytes(StandardCharsets.US_ASCII), coll,
+                            rkey, rkey, payload);
+                }
+                byte[] body = bb.toBody();
+                view.decode(body, 0, body.length);
+                fb.addBlock(off, frameLen, view);
+                off += frameBytes;
+            }
+            return fb.build(off);
+        }
+    }
+
+    private static List<List<String>> filters(int blocks, int dids) {
+        SplittableRandom rnd = new SplittableRandom(5);
+        int pool = blocks * dids;
+        List<String> present = List.of(did(0, rnd.nextInt(pool)), did(1, rnd.nextInt(pool)), did(2, rnd.nextInt(pool)));
+        List<String> absent = List.of(did(90, 1), did(91, 2), did(92, 3));
+        return List.of(absent, present);
+    }
+
+    private static void inProcess(Path dir, int blocks, int dids) throws IOException {
+        System.gc();
+        long heap0 = usedHeap();
+        long t0 = System.nanoTime();
+        List<SegmentSummary> sums = new ArrayList<>();
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            for (SegmentName.Entry e : SegmentName.scan(dir)) {
+                ByteBuffer map;
+                try (FileChannel ch = FileChannel.open(e.path(), StandardOpenOption.READ)) {
+                    map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
+                }
+                sums.add(SegmentSummary.open(map, e.path().getFileName().toString(), e.index(), 0, zstd));
+            }
+        }
+        Manifest m = Manifest.of(sums);
+        double loadS = (System.nanoTime() - t0) / 1e9;
+        System.gc();
+        long heap = usedHeap() - heap0;
+        long blocksTotal = 0;
+        for (SegmentSummary s : m.segments()) {
+            blocksTotal += s.blockCount();
+        }
+        System.out.printf("RESULT manifest_load_in_process_s value=%.2f (%d segments, %d blocks)%n", loadS,
+                m.segments().size(), blocksTotal);
+        System.out.printf("RESULT manifest_heap_in_process_mib value=%.1f (%.1f B per block; blooms probed off-heap: %.2f GiB)%n",
+                heap / 1048576.0, (double) heap / blocksTotal, m.residentBloomBytes() / (double) (1L << 30));
+        String[] names = {"absent", "present"};
+        List<List<String>> fs = filters(blocks, dids);
+        for (int i = 0; i < fs.size(); i++) {
+            PlanFilter f = PlanFilter.parse(null, fs.get(i), null, 0L, null, PlanLimits.DEFAULTS);
+            long first = System.nanoTime();
+            int entries = SnapshotPlanner.plan(m, f, PlanLimits.DEFAULTS).segments().size();
+            first = System.nanoTime() - first;
+            long[] t = new long[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                long s = System.nanoTime();
+                SnapshotPlanner.plan(m, f, PlanLimits.DEFAULTS);
+                t[r] = System.nanoTime() - s;
+            }
+            Arrays.sort(t);
+            System.out.printf("RESULT plan_3dids_%s_in_process_p50_us value=%.0f p99=%.0f first=%.0f entries=%d%n", names[i],
+                    t[ROUNDS / 2] / 1e3, t[ROUNDS * 99 / 100] / 1e3, first / 1e3, entries);
+        }
+    }
+
+    private static long usedHeap() {
+        Runtime r = Runtime.getRuntime();
+        return r.totalMemory() - r.freeMemory();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void server(Path jar, Path data, int blocks, int dids) throws Exception {
+        int port = freePort();
+        int mgmt = freePort();
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder("java", "-Xmx512m", "-Djetstream.data-dir=" + data,
+                "-Djetstream.archive.standalone=true", "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
+                "-Dquarkus.management.port=" + mgmt, "-Dquarkus.management.host=127.0.0.1", "-jar", jar.toString())
+                .redirectErrorStream(true).redirectOutput(data.resolve("archive.log").toFile()).start();
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        try {
+            HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmt + "/q/health/ready")).build();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(600);
+            while (true) {
+                try {
+                    if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                        break;
+                    }
+                } catch (IOException notYet) {
+                    // Not listening yet.
+                }
+                if (!p.isAlive() || System.nanoTime() > deadline) {
+                    throw new IllegalStateException("archive-server not ready; see " + data.resolve("archive.log"));
+                }
+                Thread.sleep(100);
+            }
+            double readyS = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("RESULT server_ready_s value=%.1f target=60 (process start to /q/health/ready 200, -Xmx512m)%n",
+                    readyS);
+            String[] names = {"absent", "present"};
+            List<List<String>> fs = filters(blocks, dids);
+            for (int i = 0; i < fs.size(); i++) {
+                StringBuilder body = new StringBuilder("{\"afterSeq\":0,\"dids\":[");
+                for (int d = 0; d < fs.get(i).size(); d++) {
+                    body.append(d == 0 ? "\"" : ",\"").append(fs.get(i).get(d)).append('"');
+                }
+                HttpRequest plan = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                        + "/xrpc/network.bsky.jetstream.planSnapshot")).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body.append("]}").toString())).build();
+                long first = System.nanoTime();
+                HttpResponse<String> r = http.send(plan, HttpResponse.BodyHandlers.ofString());
+                first = System.nanoTime() - first;
+                if (r.statusCode() != 200) {
+                    throw new IllegalStateException("planSnapshot " + r.statusCode() + ": " + r.body());
+                }
+                long[] t = new long[ROUNDS];
+                for (int k = 0; k < ROUNDS; k++) {
+                    long s = System.nanoTime();
+                    http.send(plan, HttpResponse.BodyHandlers.discarding());
+                    t[k] = System.nanoTime() - s;
+                }
+                Arrays.sort(t);
+                System.out.printf("RESULT server_plan_3dids_%s_http_p50_us value=%.0f p99=%.0f first=%.0f target=1000%n",
+                        names[i], t[ROUNDS / 2] / 1e3, t[ROUNDS * 99 / 100] / 1e3, first / 1e3);
+            }
+            System.out.printf("RESULT server_heap_used_after_gc_mib value=%.1f target=512%n", heapAfterGc(p.pid()) / 1048576.0);
+        } finally {
+            p.destroy();
+            p.waitFor(20, TimeUnit.SECONDS);
+        }
+    }
+
+    /** {@code jcmd <pid> GC.run}, then the "used" figure of {@code GC.heap_info}, in bytes. */
+    private static long heapAfterGc(long pid) throws Exception {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run").redirectErrorStream(true).start().waitFor();
+        Process info = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.heap_info").redirectErrorStream(true)
+                .start();
+        String text = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        info.waitFor();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(text);
+        if (!m.find()) {
+            throw new IllegalStateException("no heap figure in: " + text);
+        }
+        return Long.parseLong(m.group(1)) * 1024;
+    }
+}
