@@ -74,12 +74,7 @@ public class ClientBackfillBench {
     @Setup(Level.Trial)
     public void setup() throws Exception {
         dir = Files.createTempDirectory("client-bench");
-        List<byte[][]> records = new ArrayList<>();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
-            corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
-                v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
-        }
+        List<byte[][]> records = corpusRecords();
         Random rnd = new Random(7);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4096, 8L << 20, Duration.ZERO))) {
@@ -133,6 +128,17 @@ public class ClientBackfillBench {
         server.start();
         System.out.printf("%narchive: %d events in %d segments, %d blocks, %.1f MiB of frames%n", EVENTS, files.size(),
                 frames.size(), compressed / 1048576.0);
+    }
+
+    /** {collection, record CBOR} of every row of the Go corpus segment. */
+    static List<byte[][]> corpusRecords() throws IOException {
+        List<byte[][]> records = new ArrayList<>();
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
+            corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
+                v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
+        }
+        return records;
     }
 
     private static void send(HttpExchange x, byte[] body, String type) throws IOException {

@@ -129,12 +129,7 @@ public final class ClientScaleBench {
         for (SegmentName.Entry e : SegmentName.scan(dir)) {
             Files.delete(e.path());
         }
-        List<byte[][]> records = new ArrayList<>();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
-            corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
-                v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
-        }
+        List<byte[][]> records = ClientBackfillBench.corpusRecords();
         Random rnd = new Random(7);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         byte[] did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);

@@ -53,6 +53,8 @@ public final class ManifestScaleBench {
     private static final int TEMPLATES = 4;
     private static final int COLLECTIONS = 48;
     private static final int ROUNDS = 300;
+    /** A round stops after this long (the present-DID plans over 6,400 segments take ~1 s each). */
+    private static final long BUDGET_NANOS = TimeUnit.SECONDS.toNanos(20);
 
     private ManifestScaleBench() {}
 
@@ -217,14 +219,22 @@ public final class ManifestScaleBench {
             int entries = SnapshotPlanner.plan(m, f, PlanLimits.DEFAULTS).segments().size();
             first = System.nanoTime() - first;
             long[] t = new long[ROUNDS];
-            for (int r = 0; r < ROUNDS; r++) {
+            long[] cpu = new long[ROUNDS];
+            var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            int n = 0;
+            for (long end = System.nanoTime() + BUDGET_NANOS; n < ROUNDS && (n < 5 || System.nanoTime() < end); n++) {
+                long c = threads.getCurrentThreadCpuTime();
                 long s = System.nanoTime();
                 SnapshotPlanner.plan(m, f, PlanLimits.DEFAULTS);
-                t[r] = System.nanoTime() - s;
+                t[n] = System.nanoTime() - s;
+                cpu[n] = threads.getCurrentThreadCpuTime() - c;
             }
-            Arrays.sort(t);
-            System.out.printf("RESULT plan_3dids_%s_in_process_p50_us value=%.0f p99=%.0f first=%.0f entries=%d%n", names[i],
-                    t[ROUNDS / 2] / 1e3, t[ROUNDS * 99 / 100] / 1e3, first / 1e3, entries);
+            Arrays.sort(t, 0, n);
+            Arrays.sort(cpu, 0, n);
+            // On a shared box wall time includes waiting for a core; the thread's CPU time does not.
+            System.out.printf("RESULT plan_3dids_%s_in_process_cpu_p50_us value=%.0f target=1000 wall_p50=%.0f wall_p99=%.0f"
+                    + " first=%.0f entries=%d rounds=%d%n", names[i], cpu[n / 2] / 1e3, t[n / 2] / 1e3, t[n * 99 / 100] / 1e3,
+                    first / 1e3, entries, n);
         }
     }
 
@@ -284,14 +294,15 @@ public final class ManifestScaleBench {
                     throw new IllegalStateException("planSnapshot " + r.statusCode() + ": " + r.body());
                 }
                 long[] t = new long[ROUNDS];
-                for (int k = 0; k < ROUNDS; k++) {
+                int n = 0;
+                for (long end = System.nanoTime() + BUDGET_NANOS; n < ROUNDS && (n < 5 || System.nanoTime() < end); n++) {
                     long s = System.nanoTime();
                     http.send(plan, HttpResponse.BodyHandlers.discarding());
-                    t[k] = System.nanoTime() - s;
+                    t[n] = System.nanoTime() - s;
                 }
-                Arrays.sort(t);
-                System.out.printf("RESULT server_plan_3dids_%s_http_p50_us value=%.0f p99=%.0f first=%.0f target=1000%n",
-                        names[i], t[ROUNDS / 2] / 1e3, t[ROUNDS * 99 / 100] / 1e3, first / 1e3);
+                Arrays.sort(t, 0, n);
+                System.out.printf("RESULT server_plan_3dids_%s_http_p50_us value=%.0f p99=%.0f first=%.0f rounds=%d target=1000%n",
+                        names[i], t[n / 2] / 1e3, t[n * 99 / 100] / 1e3, first / 1e3, n);
             }
             System.out.printf("RESULT server_heap_used_after_gc_mib value=%.1f target=512%n", heapAfterGc(p.pid()) / 1048576.0);
         } finally {

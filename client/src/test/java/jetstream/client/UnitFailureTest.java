@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.Consumer;
 import jetstream.planner.SegmentSummary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,6 +37,21 @@ class UnitFailureTest {
                 .maxDownloadAttempts(2).retryBase(Duration.ofMillis(5)).stallTimeout(Duration.ofMillis(1500)).zstd(false);
     }
 
+    /** Reads the whole stream, handing each unit failure to {@code onError} and carrying on. */
+    private static void drain(JetstreamClient c, Consumer<Batch> onBatch, Consumer<UnitFailedException> onError) {
+        Iterator<Batch> it = c.events();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    return;
+                }
+                onBatch.accept(it.next());
+            } catch (UnitFailedException e) {
+                onError.accept(e);
+            }
+        }
+    }
+
     private SegmentSummary brokenSegment() throws Exception {
         server = new FakeServer(new TestArchive(dir, 600, 500, 16, 3_000));
         List<SegmentSummary> segs = server.archive.manifest.segments();
@@ -51,18 +67,10 @@ class UnitFailureTest {
         List<Long> got = new ArrayList<>();
         List<UnitFailedException> errors = new ArrayList<>();
         try (JetstreamClient c = Jetstream.subscribe(server.host(), fast().afterSeq(0).snapshotOnly().build())) {
-            Iterator<Batch> it = c.events();
-            while (true) {
-                try {
-                    if (!it.hasNext()) {
-                        break;
-                    }
-                    it.next().events().forEach(e -> got.add(e.seq()));
-                } catch (UnitFailedException e) {
-                    errors.add(e);
-                    assertEquals(got.isEmpty() ? 0 : got.get(got.size() - 1), e.cursor(), "every event below the cursor came first");
-                }
-            }
+            drain(c, b -> b.events().forEach(e -> got.add(e.seq())), e -> {
+                errors.add(e);
+                assertEquals(got.isEmpty() ? 0 : got.get(got.size() - 1), e.cursor(), "every event below the cursor came first");
+            });
             assertEquals(1, c.stats().failedUnits());
         }
         assertEquals(1, errors.size(), errors.toString());
@@ -85,23 +93,15 @@ class UnitFailureTest {
     void aFailingSegmentIsRetriedFromTheCursorOnRequest() throws Exception {
         SegmentSummary broken = brokenSegment();
         List<Long> got = new ArrayList<>();
-        int errors = 0;
+        List<UnitFailedException> errors = new ArrayList<>();
         try (JetstreamClient c = Jetstream.subscribe(server.host(), fast().afterSeq(0).snapshotOnly().build())) {
-            Iterator<Batch> it = c.events();
-            while (true) {
-                try {
-                    if (!it.hasNext()) {
-                        break;
-                    }
-                    it.next().events().forEach(e -> got.add(e.seq()));
-                } catch (UnitFailedException e) {
-                    errors++;
-                    server.broken.clear();
-                    e.retry();
-                }
-            }
+            drain(c, b -> b.events().forEach(e -> got.add(e.seq())), e -> {
+                errors.add(e);
+                server.broken.clear();
+                e.retry();
+            });
         }
-        assertEquals(1, errors);
+        assertEquals(1, errors.size());
         List<Long> want = new ArrayList<>();
         for (long s = 1; s <= server.archive.manifest.sealedTipSeq(); s++) {
             want.add(s);
@@ -113,28 +113,18 @@ class UnitFailureTest {
     void failingBlockUnitsAreReportedPerBlock() throws Exception {
         SegmentSummary broken = brokenSegment();
         List<UnitFailedException> errors = new ArrayList<>();
-        long events = 0;
+        long[] events = {0};
         // Identity events sit in few blocks: the planner answers block ranges (getBlock units).
         Options o = fast().afterSeq(0).snapshotOnly().kinds(List.of("identity")).build();
         try (JetstreamClient c = Jetstream.subscribe(server.host(), o)) {
-            Iterator<Batch> it = c.events();
-            while (true) {
-                try {
-                    if (!it.hasNext()) {
-                        break;
-                    }
-                    events += it.next().size();
-                } catch (UnitFailedException e) {
-                    errors.add(e);
-                }
-            }
+            drain(c, b -> events[0] += b.size(), errors::add);
         }
         assertFalse(errors.isEmpty());
         for (UnitFailedException e : errors) {
             assertEquals(broken.name(), e.segment());
             assertTrue(e.block() >= 0, "a block unit: " + e.block());
         }
-        assertTrue(events > 0);
+        assertTrue(events[0] > 0);
     }
 
     @Test

@@ -46,6 +46,9 @@ public final class SegmentSummary {
     private final ByteBuffer blockIndex;
     private final ByteBuffer segmentBloom;
     private final int segmentBloomSize;
+    /** The segment bloom's k and block count, kept so a probe reads one cache line of the mapping. */
+    private final int segmentBloomK;
+    private final long segmentBloomBlocks;
     private volatile int segmentBloomState;
     private final ByteBuffer blockBlooms;
     private final int bloomSize;
@@ -73,6 +76,8 @@ public final class SegmentSummary {
                 && GloomFilter.isValidFraming(segmentBloom, 0, segmentBloom.limit());
         this.segmentBloom = segOk ? segmentBloom.order(ByteOrder.LITTLE_ENDIAN) : null;
         this.segmentBloomSize = segOk ? segmentBloom.limit() : 0;
+        this.segmentBloomK = segOk ? GloomFilter.serializedK(this.segmentBloom, 0) : 0;
+        this.segmentBloomBlocks = segOk ? GloomFilter.serializedBlocks(this.segmentBloom, 0) : 0;
         this.bloomSize = bloomSize;
         boolean regionOk = bloomSize > 0 && blockBlooms != null && blockBlooms.limit() == (long) blockCount * bloomSize;
         this.blockBlooms = regionOk ? blockBlooms.order(ByteOrder.LITTLE_ENDIAN) : null;
@@ -269,7 +274,7 @@ public final class SegmentSummary {
             st = GloomFilter.isValidSerialized(segmentBloom, 0, segmentBloomSize) ? VALID : BAD;
             segmentBloomState = st;
         }
-        return st == BAD || GloomFilter.mightContainSerialized(segmentBloom, 0, did);
+        return st == BAD || GloomFilter.mightContainSerialized(segmentBloom, 0, segmentBloomK, segmentBloomBlocks, did);
     }
 
     /** False only when block {@code b} certainly holds no row with the probed DID. */

@@ -167,8 +167,24 @@ public final class GloomFilter {
      * only the one 64-byte block the key hashes to is read.
      */
     public static boolean mightContainSerialized(ByteBuffer src, int off, Probe p) {
-        int k = src.get(off + 1) & 0xFF;
-        long nb = src.order() == ByteOrder.LITTLE_ENDIAN ? src.getLong(off + 5) : Long.reverseBytes(src.getLong(off + 5));
+        return mightContainSerialized(src, off, serializedK(src, off), serializedBlocks(src, off), p);
+    }
+
+    /** The k of a serialized filter (for callers that probe it often: {@link #mightContainSerialized(ByteBuffer, int, int, long, Probe)}). */
+    public static int serializedK(ByteBuffer src, int off) {
+        return src.get(off + 1) & 0xFF;
+    }
+
+    /** The block count of a serialized filter. */
+    public static long serializedBlocks(ByteBuffer src, int off) {
+        return src.order() == ByteOrder.LITTLE_ENDIAN ? src.getLong(off + 5) : Long.reverseBytes(src.getLong(off + 5));
+    }
+
+    /**
+     * As {@link #mightContainSerialized(ByteBuffer, int, Probe)} with the filter's k and block count
+     * already known, so a probe touches only the key's 64-byte block (one cache line), not the header.
+     */
+    public static boolean mightContainSerialized(ByteBuffer src, int off, int k, long nb, Probe p) {
         int[] parts = PARTITIONS[k];
         long block = Math.multiplyHigh(p.hi(), nb) + ((p.hi() >> 63) & nb);
         int base = off + HEADER_SIZE + (int) block * BLOCK_BYTES;
