@@ -63,6 +63,8 @@ public final class FakeServer implements AutoCloseable {
     volatile Runnable onCursorTooOld;
     /** This many ranged getSegment requests carrying If-Range answer 200 as if the file had been rewritten. */
     final AtomicInteger rewrites = new AtomicInteger();
+    /** getSegment ignores Range and If-Range and answers the whole file with 200 (a server without range support). */
+    volatile boolean noRanges;
     /** getSegment and getBlock of these segment names answer 503 (a server that keeps failing one unit). */
     final Set<String> broken = ConcurrentHashMap.newKeySet();
     final List<String> liveQueries = new CopyOnWriteArrayList<>();
@@ -173,7 +175,22 @@ public final class FakeServer implements AutoCloseable {
             serve(req, file, "\"0000000000000000\"", false);
             return;
         }
+        if (noRanges) {
+            serveWhole(req, file, cutThis("getSegment"));
+            return;
+        }
         serve(req, file, etag, cutThis("getSegment"));
+    }
+
+    private static void serveWhole(HttpServerRequest req, byte[] file, boolean cut) {
+        var resp = req.response().setStatusCode(200).putHeader("Content-Type", "application/octet-stream")
+                .putHeader("Content-Length", String.valueOf(file.length));
+        if (cut) {
+            resp.write(Buffer.buffer(java.util.Arrays.copyOfRange(file, 0, file.length / 2)));
+            req.connection().close();
+            return;
+        }
+        resp.end(Buffer.buffer(file));
     }
 
     private void block(HttpServerRequest req) throws IOException {
