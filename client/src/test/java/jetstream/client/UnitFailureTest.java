@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.stream.LongStream;
 import jetstream.planner.SegmentSummary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -80,18 +81,14 @@ class UnitFailureTest {
         assertEquals(broken.minSeq() - 1, e.cursor());
         assertEquals(broken.maxSeq(), e.throughSeq());
         assertTrue(e.getMessage().contains("failed after 2 attempts"), e.getMessage());
-        List<Long> want = new ArrayList<>();
-        for (long s = 1; s <= server.archive.manifest.sealedTipSeq(); s++) {
-            if (s < broken.minSeq() || s > broken.maxSeq()) {
-                want.add(s);
-            }
-        }
+        List<Long> want = LongStream.rangeClosed(1, server.archive.manifest.sealedTipSeq())
+                .filter(s -> s < broken.minSeq() || s > broken.maxSeq()).boxed().toList();
         assertEquals(want, got, "every other unit was delivered, in order");
     }
 
     @Test
     void aFailingSegmentIsRetriedFromTheCursorOnRequest() throws Exception {
-        SegmentSummary broken = brokenSegment();
+        brokenSegment();
         List<Long> got = new ArrayList<>();
         List<UnitFailedException> errors = new ArrayList<>();
         try (JetstreamClient c = Jetstream.subscribe(server.host(), fast().afterSeq(0).snapshotOnly().build())) {
@@ -102,11 +99,8 @@ class UnitFailureTest {
             });
         }
         assertEquals(1, errors.size());
-        List<Long> want = new ArrayList<>();
-        for (long s = 1; s <= server.archive.manifest.sealedTipSeq(); s++) {
-            want.add(s);
-        }
-        assertEquals(want, got, "the retried unit filled the gap, nothing twice");
+        assertEquals(LongStream.rangeClosed(1, server.archive.manifest.sealedTipSeq()).boxed().toList(), got,
+                "the retried unit filled the gap, nothing twice");
     }
 
     @Test
