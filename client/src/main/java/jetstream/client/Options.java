@@ -14,7 +14,7 @@ import jetstream.planner.PlanRequestException;
  * {@link IllegalArgumentException} with the reason.
  */
 public final class Options {
-    /** Bytes per range request of a whole-segment download (facts §11.4: 16 MiB). */
+    /** Most bytes per block-aligned range request of a whole-segment download (facts §11.4: 16 MiB parts). */
     static final int DEFAULT_PART_BYTES = 16 << 20;
     /** Decoded archive bytes that may wait for the reader (the prefetch budget). */
     public static final long DEFAULT_PREFETCH_BYTES = 64L << 20;
@@ -158,7 +158,10 @@ public final class Options {
             return this;
         }
 
-        /** Parallel fetch-and-decode workers (default: processors clamped to [4, 32]). */
+        /**
+         * Parallel fetch-and-decode (default: processors clamped to [4, 32]); up to 2 × n tasks (segment
+         * openings, ranges, getBlock units) are in flight, their decoded blocks bounded by {@link #prefetchBytes}.
+         */
         public Builder downloadConcurrency(int n) {
             this.downloadConcurrency = n;
             return this;
