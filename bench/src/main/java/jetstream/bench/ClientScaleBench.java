@@ -77,7 +77,8 @@ public final class ClientScaleBench {
         System.out.printf("archive: %d segments, %.2f GiB, %,d events (ready in %.1f s)%n", files.size(),
                 bytes / (double) (1L << 30), events, (System.nanoTime() - t0) / 1e9);
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
-        server.setExecutor(Executors.newFixedThreadPool(8));
+        var pool = Executors.newFixedThreadPool(8);
+        server.setExecutor(pool);
         server.createContext("/xrpc/network.bsky.jetstream.planSnapshot", x -> {
             byte[] body = x.getRequestBody().readAllBytes();
             byte[] out;
@@ -113,6 +114,7 @@ public final class ClientScaleBench {
             }
         } finally {
             server.stop(0);
+            pool.shutdownNow();
         }
     }
 
