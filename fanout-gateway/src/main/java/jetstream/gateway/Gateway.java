@@ -21,6 +21,7 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
 import jakarta.enterprise.event.Observes;
+import jetstream.replay.ActiveTimeSearch;
 import jetstream.replay.BlockCache;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
@@ -270,12 +271,24 @@ public class Gateway {
     public CursorPlan resolve(CursorRequest req) {
         Timer.Sample t = Timer.start(registry);
         try (ZstdFrames zstd = new ZstdFrames()) {
-            SegmentCatalog.Snapshot snap = cold().catalog().refresh();
-            long nowMicros = System.currentTimeMillis() * 1000;
-            return CursorResolver.resolve(req, snap.sealed(), ring().tip(), nowMicros, lookbackMicros(), zstd);
+            return resolve(req, cold().catalog().refresh(), ring(), System.currentTimeMillis() * 1000,
+                    lookbackMicros(), zstd);
         } finally {
             t.stop(metrics().cursorResolve);
         }
+    }
+
+    /**
+     * Better than the reference (its issue #343): a time newer than every sealed segment maps through
+     * the active segment's complete blocks, then the ring, to the exact first event at or after it.
+     */
+    static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
+                              long lookbackMicros, ZstdFrames zstd) {
+        CursorResolver.Tail tail = (ts, from) -> {
+            ActiveTimeSearch.Result hit = ActiveTimeSearch.find(snap.active(), ts, from, zstd);
+            return hit.seq() >= 0 ? hit.seq() : ring.firstAtOrAfter(hit.scannedTo(), ts);
+        };
+        return CursorResolver.resolve(req, snap.sealed(), ring.tip(), nowMicros, lookbackMicros, zstd, tail);
     }
 
     public String stash(Prepared p) {

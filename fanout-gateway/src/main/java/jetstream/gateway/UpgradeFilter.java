@@ -164,13 +164,7 @@ public class UpgradeFilter {
                     + " below lookback floor " + plan.floor() + "; re-backfill from your last seq");
             return;
         }
-        String info = null;
-        if (plan.clamped() && plan.request().mode() == CursorRequest.Mode.TIME_US) {
-            JsonBuffer b = new JsonBuffer(160);
-            jetstream.wire.V2Json.writeInfo("OutdatedCursor",
-                    "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq(), b);
-            info = b.toString();
-        }
+        String info = info(plan, gateway.ring().tip());
         SubscriberLimits.Admission admission = limits.admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
@@ -187,6 +181,34 @@ public class UpgradeFilter {
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
+    }
+
+    /** The v2 {@code #info} frame a plan announces before the first event, or null. */
+    static String info(CursorPlan plan, long tip) {
+        String name;
+        String message;
+        switch (plan.notice()) {
+            case BELOW_FLOOR -> {
+                name = "OutdatedCursor";
+                message = "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq();
+            }
+            case BEFORE_ARCHIVE -> {
+                name = "OutdatedCursor";
+                message = "requested timestamp cursor before the oldest archived event; starting at seq "
+                        + plan.startSeq();
+            }
+            case FUTURE -> {
+                name = "FutureCursor";
+                message = "requested cursor " + plan.request().value() + " is past the next seq " + tip
+                        + "; streaming live";
+            }
+            default -> {
+                return null;
+            }
+        }
+        JsonBuffer b = new JsonBuffer(160);
+        jetstream.wire.V2Json.writeInfo(name, message, b);
+        return b.toString();
     }
 
     private static final class NotReady extends RuntimeException {

@@ -312,12 +312,18 @@ class StreamWireTest {
     @Test
     void v2FutureCursorsStartLive() throws Exception {
         Ws seq = connect(UpgradeFilter.V2_PATH + "?cursor=999999999", false, null, null);
+        Ws next = connect(UpgradeFilter.V2_PATH + "?cursor=" + nextLive, false, null, null);
         Ws time = connect(UpgradeFilter.V2_PATH + "?cursor=" + (System.currentTimeMillis() * 1000 + 60_000_000L), false,
                 null, null);
         Thread.sleep(100);
         List<TestRows.Row> rows = live(3);
         List<String> want = expected(rows, SubscriptionFilter.v2All(), Wire.V2, 0);
+        // A seq past the next seq is announced (as upstream does); the next seq itself and future times are not.
+        assertEquals("{\"$type\":\"message\",\"payload\":{\"$type\":\"network.bsky.jetstream.subscribeEvents#info\","
+                + "\"message\":\"requested cursor 999999999 is past the next seq " + rows.get(0).seq()
+                + "; streaming live\",\"name\":\"FutureCursor\"}}", seq.next());
         assertEquals(want, take(seq, 3));
+        assertEquals(want, take(next, 3));
         assertEquals(want, take(time, 3));
     }
 
