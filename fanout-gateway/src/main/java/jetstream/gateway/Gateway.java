@@ -58,6 +58,7 @@ public class Gateway {
     private SubscribeMetrics metrics;
     private SubscribeSettings settings;
     private ExecutorService coldPool;
+    private java.util.concurrent.ScheduledExecutorService coldTimer;
     private volatile String phase;
     private volatile boolean writerRunning;
     private volatile boolean feedConnected;
@@ -130,9 +131,16 @@ public class Gateway {
             t.setDaemon(true);
             return t;
         });
+        coldTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "cold-throttle");
+            t.setDaemon(true);
+            return t;
+        });
         cold = new ColdReplay(new SegmentCatalog(Path.of(config.dataDir(), "segments")),
-                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool);
+                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool,
+                new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         metrics = new SubscribeMetrics(registry);
+        metrics.coldThrottle(cold.budget());
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
                 config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
                 SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
@@ -214,6 +222,7 @@ public class Gateway {
         }
         if (coldPool != null) {
             coldPool.shutdownNow();
+            coldTimer.shutdownNow();
         }
     }
 

@@ -80,6 +80,12 @@ public final class SubscribeMetrics {
         return a;
     }
 
+    /** {@code jetstream_subscribe_cold_throttle_seconds_total}: time cold readers waited on the budget. */
+    void coldThrottle(ColdBudget budget) {
+        FunctionCounter.builder("jetstream.subscribe.cold.throttle.seconds", budget, ColdBudget::waitedSeconds)
+                .register(registry);
+    }
+
     public void subscriberOpened(Compression c) {
         subscribers.get(c).incrementAndGet();
     }
