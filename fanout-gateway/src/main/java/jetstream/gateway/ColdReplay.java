@@ -19,7 +19,7 @@ import jetstream.replay.VacancySet;
  * rendering run on a worker pool (never on a connection's event loop); results come back as
  * rendered events plus the next seq to read, held back while the process's {@link ColdBudget} is in debt.
  */
-public final class ColdReplay {
+public class ColdReplay {
     /** A batch read from segments: matching events and where the scan stopped. */
     public record Batch(List<GatewayEvent> events, long next, int scanned) {}
 

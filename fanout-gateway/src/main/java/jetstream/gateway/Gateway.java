@@ -52,6 +52,9 @@ public class Gateway {
     MeterRegistry registry;
     @Inject
     Vertx vertx;
+    /** The keep-alive ping interval websockets-next uses (application.properties); pongs are checked against it. */
+    @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.websockets-next.server.auto-ping-interval")
+    java.util.Optional<java.time.Duration> pingInterval;
 
     private Ring ring;
     private ColdReplay cold;
@@ -172,8 +175,11 @@ public class Gateway {
 
     private void sweep() {
         long now = System.nanoTime();
+        long ping = pingInterval.map(java.time.Duration::toNanos).orElse(0L);
         for (Subscriber s : subscribers) {
-            s.checkWriteTimeout(now);
+            if (!s.checkWriteTimeout(now)) {
+                s.checkPing(now, ping);
+            }
         }
         // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
         // and gives back its subscriber slot.
