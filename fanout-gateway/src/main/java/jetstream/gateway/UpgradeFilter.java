@@ -104,9 +104,15 @@ public class UpgradeFilter {
         req.headers().remove("Sec-WebSocket-Protocol");
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
+        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, false, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
+                zstd, deflate, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        if (deflate) {
+            DeflateNegotiation.install(req.connection(), req.getHeader("Sec-WebSocket-Extensions"));
+        } else {
+            TextFrames.declineExtensions(req.connection());
+        }
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
     }
@@ -179,6 +185,8 @@ public class UpgradeFilter {
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, false, false, plan, info, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        // v2 never negotiates permessage-deflate (facts §7.1 step 6): offers are declined silently.
+        TextFrames.declineExtensions(req.connection());
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
     }
