@@ -30,6 +30,7 @@ public class UpgradeFilter {
     public static final String V1_PATH = "/subscribe";
     public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
     public static final String SUBPROTOCOL = "xrpc.v1.json";
+    static final String DICTIONARY_PATH = "/xrpc/network.bsky.jetstream.getZstdDictionary";
     static final String BOTH_COMPRESSIONS = "choose one compression scheme: custom zstd (compress=true / "
             + "Socket-Encoding: zstd) or RFC 7692 permessage-deflate, not both";
 
@@ -45,6 +46,11 @@ public class UpgradeFilter {
     void handle(RoutingContext rc) {
         HttpServerRequest req = rc.request();
         if (req.method() != HttpMethod.GET) {
+            if (DICTIONARY_PATH.equals(req.path())) {
+                // facts §5.2/§5.7: the XRPC router answers any other method, HEAD included, with 405.
+                xrpc(rc, 405, "MethodNotAllowed", "expected GET");
+                return;
+            }
             rc.next();
             return;
         }

@@ -18,7 +18,9 @@ import io.vertx.ext.web.RoutingContext;
 /**
  * {@code jetstream_http_request_duration_seconds{handler,method,code}} (facts §9) on every service's
  * public listener, with the Prometheus client's default buckets. Every label comes from a fixed set:
- * {@code handler} is a known route (the XRPC method's NSID for {@code /xrpc/...}) or {@code other},
+ * {@code handler} is the reference's route label ({@code root}, {@code status}, {@code subscribe},
+ * {@code xrpc/network.bsky.jetstream.subscribeEvents}, {@code xrpc/} for every other XRPC method), ours
+ * ({@code metrics}, {@code health}) or {@code other},
  * {@code method} a standard HTTP method or {@code other}, {@code code} the status (100..599, else
  * {@code other}); so a client cannot grow the series count. A WebSocket's duration is its session,
  * as with the reference's handler wrapper, which returns when the socket closes.
@@ -28,13 +30,11 @@ public class HttpRequestMetrics {
     static final String NAME = "jetstream_http_request_duration_seconds";
     static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT",
             "TRACE");
-    static final Set<String> PATHS = Set.of("/", "/subscribe", "/status", "/status.json", "/metrics", "/healthz",
-            "/readyz", "/q/health", "/q/health/live", "/q/health/ready", "/q/metrics");
-    static final Set<String> XRPC = Set.of("network.bsky.jetstream.subscribeEvents",
-            "network.bsky.jetstream.getZstdDictionary", "network.bsky.jetstream.listSegments",
-            "network.bsky.jetstream.getSegment", "network.bsky.jetstream.getBlock", "network.bsky.jetstream.planSnapshot",
-            "network.bsky.jetstream.importTimestamps", "network.bsky.jetstream.getImportStatus",
-            "com.atproto.sync.subscribeRepos");
+    /** The reference's handler labels (facts §5.1: the route pattern without method and leading slash), plus ours. */
+    static final Map<String, String> PATHS = Map.of("/", "root", "/status", "status", "/status.json", "status",
+            "/subscribe", "subscribe", "/xrpc/network.bsky.jetstream.subscribeEvents",
+            "xrpc/network.bsky.jetstream.subscribeEvents", "/metrics", "metrics", "/q/metrics", "metrics",
+            "/q/health", "health", "/q/health/live", "health", "/q/health/ready", "health");
     /** The Prometheus client's DefBuckets. */
     private static final Duration[] BUCKETS = {
         Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100),
@@ -71,11 +71,12 @@ public class HttpRequestMetrics {
         if (path == null) {
             return "other";
         }
-        if (path.startsWith("/xrpc/")) {
-            String nsid = path.substring(6);
-            return XRPC.contains(nsid) ? nsid : "other";
+        String known = PATHS.get(path);
+        if (known != null) {
+            return known;
         }
-        return PATHS.contains(path) ? path : "other";
+        // Every other XRPC method goes through the reference's one "/xrpc/" subtree route.
+        return path.startsWith("/xrpc/") ? "xrpc/" : "other";
     }
 
     static String method(String m) {

@@ -11,9 +11,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 class HttpRequestMetricsTest {
     @Test
     void labelsAreFromFixedSets() {
-        assertEquals("network.bsky.jetstream.getBlock", HttpRequestMetrics.handler("/xrpc/network.bsky.jetstream.getBlock"));
-        assertEquals("other", HttpRequestMetrics.handler("/xrpc/made.up.method"));
-        assertEquals("/subscribe", HttpRequestMetrics.handler("/subscribe"));
+        assertEquals("xrpc/", HttpRequestMetrics.handler("/xrpc/network.bsky.jetstream.getBlock"));
+        assertEquals("xrpc/", HttpRequestMetrics.handler("/xrpc/made.up.method"));
+        assertEquals("xrpc/network.bsky.jetstream.subscribeEvents",
+                HttpRequestMetrics.handler("/xrpc/network.bsky.jetstream.subscribeEvents"));
+        assertEquals("subscribe", HttpRequestMetrics.handler("/subscribe"));
+        assertEquals("root", HttpRequestMetrics.handler("/"));
+        assertEquals("status", HttpRequestMetrics.handler("/status"));
         assertEquals("other", HttpRequestMetrics.handler("/subscribe/extra"));
         assertEquals("other", HttpRequestMetrics.handler(null));
         assertEquals("GET", HttpRequestMetrics.method("GET"));
@@ -28,9 +32,9 @@ class HttpRequestMetricsTest {
     void recordsWithTheDefaultBuckets() {
         HttpRequestMetrics m = new HttpRequestMetrics();
         m.registry = new SimpleMeterRegistry();
-        m.record("/subscribe", "GET", "101", 3_000_000L);
-        m.record("/subscribe", "GET", "101", 30_000_000L);
-        Timer t = m.registry.find(HttpRequestMetrics.NAME).tags("handler", "/subscribe", "method", "GET", "code", "101")
+        m.record("subscribe", "GET", "101", 3_000_000L);
+        m.record("subscribe", "GET", "101", 30_000_000L);
+        Timer t = m.registry.find(HttpRequestMetrics.NAME).tags("handler", "subscribe", "method", "GET", "code", "101")
                 .timer();
         assertEquals(2, t.count());
         assertEquals(11, t.takeSnapshot().histogramCounts().length);
