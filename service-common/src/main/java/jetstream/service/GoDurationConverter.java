@@ -11,8 +11,9 @@ import jetstream.config.Durations;
 /**
  * The one converter every {@link Duration} setting goes through (registered for ServiceLoader in
  * {@code META-INF/services}, above Quarkus's own): the reference's Go syntax ({@code 1h30m},
- * {@code 250ms}, {@code 1.5h}, {@code 0}) and ISO-8601 ({@code PT5S}); for the Quarkus settings that
- * share the converter, also a bare number of seconds ({@code 5}) and days ({@code 2d}).
+ * {@code 250ms}, {@code 1.5h}, {@code 0}) first; a value Go would refuse falls back to Quarkus's
+ * own syntax (ISO-8601 {@code PT5S}, a bare number of seconds, {@code 2d}, {@code 1M}), which the
+ * Quarkus settings sharing the converter use.
  */
 @Priority(300)
 public final class GoDurationConverter implements Converter<Duration> {
@@ -21,13 +22,14 @@ public final class GoDurationConverter implements Converter<Duration> {
         if (value == null || value.isBlank()) {
             return null;
         }
-        String v = value.strip();
-        if (v.chars().allMatch(Character::isDigit)) {
-            return Duration.ofSeconds(Long.parseLong(v));
+        try {
+            return Durations.parse("duration", value);
+        } catch (IllegalArgumentException notGo) {
+            try {
+                return io.quarkus.runtime.configuration.DurationConverter.parseDuration(value.strip());
+            } catch (IllegalArgumentException notQuarkus) {
+                throw notGo;
+            }
         }
-        if (v.length() > 1 && v.endsWith("d") && v.substring(0, v.length() - 1).chars().allMatch(Character::isDigit)) {
-            return Duration.ofDays(Long.parseLong(v.substring(0, v.length() - 1)));
-        }
-        return Durations.parse("duration", v);
     }
 }

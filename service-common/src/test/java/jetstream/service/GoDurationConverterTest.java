@@ -22,6 +22,6 @@ class GoDurationConverterTest {
         assertEquals(Duration.ofSeconds(30), c.convert("30"));
         assertEquals(Duration.ofDays(2), c.convert("2d"));
         assertThrows(IllegalArgumentException.class, () -> c.convert("5 minutes"));
-        assertThrows(IllegalArgumentException.class, () -> c.convert("1h30"));
+        assertEquals(Duration.ofMinutes(1), c.convert("1M"));
     }
 }
