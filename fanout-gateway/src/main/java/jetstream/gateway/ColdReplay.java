@@ -3,6 +3,8 @@ package jetstream.gateway;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import jetstream.atproto.DecodeException;
@@ -15,9 +17,9 @@ import jetstream.replay.VacancySet;
 /**
  * Cold replay for subscribers whose position is below the ring floor: segment reads and event
  * rendering run on a worker pool (never on a connection's event loop); results come back as
- * rendered events plus the next seq to read.
+ * rendered events plus the next seq to read, held back while the process's {@link ColdBudget} is in debt.
  */
-public final class ColdReplay {
+public class ColdReplay {
     /** A batch read from segments: matching events and where the scan stopped. */
     public record Batch(List<GatewayEvent> events, long next, int scanned) {}
 
@@ -27,12 +29,27 @@ public final class ColdReplay {
     private final BlockCache cache;
     private final VacancySet vacancies;
     private final Executor executor;
+    private final ColdBudget budget;
+    private final ScheduledExecutorService timer;
 
+    /** Without a budget (tests). */
     public ColdReplay(SegmentCatalog catalog, BlockCache cache, VacancySet vacancies, Executor executor) {
+        this(catalog, cache, vacancies, executor, ColdBudget.unlimited(), null);
+    }
+
+    /** {@code timer} hands over batches the budget holds back; null only with an unlimited budget. */
+    ColdReplay(SegmentCatalog catalog, BlockCache cache, VacancySet vacancies, Executor executor, ColdBudget budget,
+               ScheduledExecutorService timer) {
         this.catalog = catalog;
         this.cache = cache;
         this.vacancies = vacancies;
         this.executor = executor;
+        this.budget = budget;
+        this.timer = timer;
+    }
+
+    ColdBudget budget() {
+        return budget;
     }
 
     public SegmentCatalog catalog() {
@@ -68,7 +85,14 @@ public final class ColdReplay {
                         encodeError.run();
                     }
                 });
-                done.accept(new Batch(out, next, scanned[0]));
+                Batch b = new Batch(out, next, scanned[0]);
+                long wait = budget.charge(scanned[0], System.nanoTime());
+                if (wait > 0) {
+                    // Never sleep on the pool: other readers' batches (and catalog refreshes) keep going.
+                    timer.schedule(() -> done.accept(b), wait, TimeUnit.NANOSECONDS);
+                } else {
+                    done.accept(b);
+                }
             } catch (RuntimeException e) {
                 failed.accept(e);
             }

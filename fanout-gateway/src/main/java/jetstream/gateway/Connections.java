@@ -62,6 +62,14 @@ final class Connections {
     static final io.quarkus.websockets.next.UserData.TypedKey<Gateway.Prepared> PLAN =
             new io.quarkus.websockets.next.UserData.TypedKey<>("plan");
 
+    /** A pong from the client: the keep-alive ping was answered. */
+    static void pong(WebSocketConnection c) {
+        Subscriber s = c.userData().get(KEY);
+        if (s != null) {
+            s.pong();
+        }
+    }
+
     static void closed(Gateway gateway, WebSocketConnection c) {
         SubscriberLimits.Slot slot = c.userData().get(SLOT);
         if (slot != null) {
@@ -71,7 +79,9 @@ final class Connections {
         if (s != null) {
             s.closed();
             gateway.unregister(s);
-            gateway.metrics().cleanDisconnects.increment();
+            if (s.cleanlyClosed()) {
+                gateway.metrics().cleanDisconnects.increment();
+            }
         }
     }
 }

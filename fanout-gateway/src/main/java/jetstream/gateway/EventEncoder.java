@@ -16,9 +16,15 @@ public final class EventEncoder {
     private final JsonBuffer buf = new JsonBuffer(4096);
     private final WireEvent wire = new WireEvent();
 
-    /** Renders a row; a malformed payload propagates as a DecodeException (counted by the caller). */
+    /** Renders a row whose display time is its witnessed time (no imported {@code indexed_at}). */
     public GatewayEvent encode(long seq, long timeMicros, int kind, String did, String collection, String rkey,
                                String rev, byte[] payload, int off, int len) {
+        return encode(seq, timeMicros, timeMicros, kind, did, collection, rkey, rev, payload, off, len);
+    }
+
+    /** Renders a row; a malformed payload propagates as a DecodeException (counted by the caller). */
+    public GatewayEvent encode(long seq, long witnessedAt, long timeMicros, int kind, String did, String collection,
+                               String rkey, String rev, byte[] payload, int off, int len) {
         wire.set(seq, timeMicros, kind, did, collection, rkey, rev, payload, off, len);
         byte[] v1Json = null;
         buf.reset();
@@ -27,12 +33,12 @@ public final class EventEncoder {
         }
         buf.reset();
         v2.writeMessage(wire, buf);
-        return new GatewayEvent(seq, kind, did, collection, v1Json, buf.toByteArray());
+        return new GatewayEvent(seq, witnessedAt, kind, did, collection, v1Json, buf.toByteArray());
     }
 
     /** Renders row {@code i} of a decoded block. */
     public GatewayEvent encode(BlockView view, int i) {
-        return encode(view.seq(i), view.displayTime(i), view.kindCode(i), view.did(i), view.collection(i),
+        return encode(view.seq(i), view.witnessedAt(i), view.displayTime(i), view.kindCode(i), view.did(i), view.collection(i),
                 view.rkey(i), view.rev(i), view.buffer(), view.payloadOffset(i), view.payloadLength(i));
     }
 }

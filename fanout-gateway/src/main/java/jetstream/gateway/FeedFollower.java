@@ -146,7 +146,7 @@ public final class FeedFollower implements AutoCloseable {
     private void event(FeedFrame.Event e) {
         GatewayEvent g;
         try {
-            g = encoder.encode(e.seq(), jetstream.wire.WireEvent.displayTime(e.witnessedAt(), e.indexedAt()), e.kind(),
+            g = encoder.encode(e.seq(), e.witnessedAt(), jetstream.wire.WireEvent.displayTime(e.witnessedAt(), e.indexedAt()), e.kind(),
                     new String(e.did(), StandardCharsets.UTF_8), new String(e.collection(), StandardCharsets.UTF_8),
                     new String(e.rkey(), StandardCharsets.UTF_8), new String(e.rev(), StandardCharsets.UTF_8),
                     e.payload(), 0, e.payload().length);

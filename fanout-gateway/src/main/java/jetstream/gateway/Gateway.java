@@ -21,6 +21,7 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
 import jakarta.enterprise.event.Observes;
+import jetstream.replay.ActiveTimeSearch;
 import jetstream.replay.BlockCache;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
@@ -51,12 +52,16 @@ public class Gateway {
     MeterRegistry registry;
     @Inject
     Vertx vertx;
+    /** The keep-alive ping interval websockets-next uses (application.properties); pongs are checked against it. */
+    @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.websockets-next.server.auto-ping-interval")
+    java.util.Optional<java.time.Duration> pingInterval;
 
     private Ring ring;
     private ColdReplay cold;
     private SubscribeMetrics metrics;
     private SubscribeSettings settings;
     private ExecutorService coldPool;
+    private java.util.concurrent.ScheduledExecutorService coldTimer;
     private volatile String phase;
     private volatile boolean writerRunning;
     private volatile boolean feedConnected;
@@ -129,9 +134,16 @@ public class Gateway {
             t.setDaemon(true);
             return t;
         });
+        coldTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "cold-throttle");
+            t.setDaemon(true);
+            return t;
+        });
         cold = new ColdReplay(new SegmentCatalog(Path.of(config.dataDir(), "segments")),
-                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool);
+                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool,
+                new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         metrics = new SubscribeMetrics(registry);
+        metrics.coldThrottle(cold.budget());
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
                 config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
                 SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
@@ -163,8 +175,11 @@ public class Gateway {
 
     private void sweep() {
         long now = System.nanoTime();
+        long ping = pingInterval.map(java.time.Duration::toNanos).orElse(0L);
         for (Subscriber s : subscribers) {
-            s.checkWriteTimeout(now);
+            if (!s.checkWriteTimeout(now)) {
+                s.checkPing(now, ping);
+            }
         }
         // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
         // and gives back its subscriber slot.
@@ -213,6 +228,7 @@ public class Gateway {
         }
         if (coldPool != null) {
             coldPool.shutdownNow();
+            coldTimer.shutdownNow();
         }
     }
 
@@ -270,12 +286,24 @@ public class Gateway {
     public CursorPlan resolve(CursorRequest req) {
         Timer.Sample t = Timer.start(registry);
         try (ZstdFrames zstd = new ZstdFrames()) {
-            SegmentCatalog.Snapshot snap = cold().catalog().refresh();
-            long nowMicros = System.currentTimeMillis() * 1000;
-            return CursorResolver.resolve(req, snap.sealed(), ring().tip(), nowMicros, lookbackMicros(), zstd);
+            return resolve(req, cold().catalog().refresh(), ring(), System.currentTimeMillis() * 1000,
+                    lookbackMicros(), zstd);
         } finally {
             t.stop(metrics().cursorResolve);
         }
+    }
+
+    /**
+     * Better than the reference (its issue #343): a time newer than every sealed segment maps through
+     * the active segment's complete blocks, then the ring, to the exact first event at or after it.
+     */
+    static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
+                              long lookbackMicros, ZstdFrames zstd) {
+        CursorResolver.Tail tail = (ts, from) -> {
+            ActiveTimeSearch.Result hit = ActiveTimeSearch.find(snap.active(), ts, from, zstd);
+            return hit.seq() >= 0 ? hit.seq() : ring.firstAtOrAfter(hit.scannedTo(), ts);
+        };
+        return CursorResolver.resolve(req, snap.sealed(), ring.tip(), nowMicros, lookbackMicros, zstd, tail);
     }
 
     public String stash(Prepared p) {

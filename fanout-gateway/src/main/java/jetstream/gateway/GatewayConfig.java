@@ -59,6 +59,13 @@ public interface GatewayConfig {
     @WithDefault("0")
     double subscribeMaxEventsPerSecond();
 
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC}: rows all cold (segment) readers of this gateway
+     * may read per second together; live readers never wait on it. 0 = unlimited.
+     */
+    @WithDefault("200000")
+    double subscribeColdEventsPerSec();
+
     /** {@code JETSTREAM_TRUSTED_PROXIES}: comma-separated IPs/CIDRs whose client-IP header is believed. */
     java.util.Optional<String> trustedProxies();
 

@@ -9,6 +9,7 @@ import io.vertx.core.buffer.Buffer;
  */
 public final class GatewayEvent {
     private final long seq;
+    private final long witnessedAt;
     private final int kind;
     private final String did;
     private final String collection;
@@ -18,8 +19,10 @@ public final class GatewayEvent {
     private volatile Buffer v2Zstd;
 
     /** {@code v1} null for kinds v1 never shows; the byte arrays are the UTF-8 JSON texts. */
-    public GatewayEvent(long seq, int kind, String did, String collection, byte[] v1Json, byte[] v2Frame) {
+    public GatewayEvent(long seq, long witnessedAt, int kind, String did, String collection, byte[] v1Json,
+                        byte[] v2Frame) {
         this.seq = seq;
+        this.witnessedAt = witnessedAt;
         this.kind = kind;
         this.did = did;
         this.collection = collection;
@@ -29,6 +32,11 @@ public final class GatewayEvent {
 
     public long seq() {
         return seq;
+    }
+
+    /** When the row was appended (µs), what timestamp cursors map through. */
+    public long witnessedAt() {
+        return witnessedAt;
     }
 
     public int kind() {

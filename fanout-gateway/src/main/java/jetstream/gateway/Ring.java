@@ -196,6 +196,34 @@ public final class Ring {
     }
 
     /**
+     * The seq of the first held event at or above {@code from} witnessed at or after {@code ts}
+     * (witnessed times are non-decreasing with seq, so a binary search); the tip when none is. When
+     * {@code from} is below the floor and the oldest held event already qualifies, the answer is
+     * {@code from}: the seqs between are only in segment files, so starting there loses nothing
+     * (likewise for an empty ring).
+     */
+    public synchronized long firstAtOrAfter(long from, long ts) {
+        if (size == 0) {
+            return from;
+        }
+        int lo = 0;
+        int hi = size;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            GatewayEvent e = at(mid);
+            if (e.seq() >= from && e.witnessedAt() >= ts) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        if (lo == size) {
+            return Math.max(from, tip);
+        }
+        return lo == 0 && from < at(0).seq() ? from : at(lo).seq();
+    }
+
+    /**
      * Parks {@code wake} until the next publish unless events at or after {@code from} are already
      * held (then returns false and the caller reads again).
      */

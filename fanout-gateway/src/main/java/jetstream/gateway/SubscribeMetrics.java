@@ -25,7 +25,15 @@ public final class SubscribeMetrics {
         }
     }
 
+    /** The {@code reason} label of {@code jetstream_subscribe_disconnects_total}: the server ended the stream. */
+    public enum Disconnect {
+        WRITE_TIMEOUT, WRITE_ERROR, PING_FAILED, CONSUMER_TOO_SLOW, STORE_UNAVAILABLE, READ_ERROR, STALLED_CURSOR;
+
+        final String label = name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     private final MeterRegistry registry;
+    private final Map<Disconnect, Counter> disconnects = new EnumMap<>(Disconnect.class);
     private final Map<Compression, AtomicLong> subscribers = new EnumMap<>(Compression.class);
     // Counted once per frame sent to each subscriber, the hottest path: plain adders read by function
     // counters (same names and type on /metrics) instead of registry counters, whose composite
@@ -70,6 +78,9 @@ public final class SubscribeMetrics {
         hotReads = registry.counter("jetstream.subscribe.hot.reads");
         coldReads = registry.counter("jetstream.subscribe.cold.reads");
         adversarialDrops = registry.counter("jetstream.subscribe.adversarial.drops");
+        for (Disconnect d : Disconnect.values()) {
+            disconnects.put(d, registry.counter("jetstream.subscribe.disconnects", "reason", d.label));
+        }
         cursorResolve = Timer.builder("jetstream.subscribe.cursor.resolve").publishPercentileHistogram()
                 .register(registry);
     }
@@ -78,6 +89,16 @@ public final class SubscribeMetrics {
         LongAdder a = new LongAdder();
         FunctionCounter.builder(name, a, LongAdder::sum).tag("compression", c.label).register(registry);
         return a;
+    }
+
+    /** {@code jetstream_subscribe_cold_throttle_seconds_total}: time cold readers waited on the budget. */
+    void coldThrottle(ColdBudget budget) {
+        FunctionCounter.builder("jetstream.subscribe.cold.throttle.seconds", budget, ColdBudget::waitedSeconds)
+                .register(registry);
+    }
+
+    void disconnected(Disconnect reason) {
+        disconnects.get(reason).increment();
     }
 
     public void subscriberOpened(Compression c) {

@@ -46,6 +46,12 @@ public final class Subscriber {
     private volatile Options options;
     private volatile long lastProgressNanos;
     private volatile boolean closed;
+    /** Set when the server ended the stream (any reason); a transport close without it is a clean disconnect. */
+    private volatile boolean serverClosed;
+    private volatile long lastPongNanos;
+    /** Consecutive cold reads that moved nothing: past {@link #STALL_LIMIT} the cursor is stalled. */
+    private int stalledReads;
+    static final int STALL_LIMIT = 64;
     private boolean started;
     private boolean coldInFlight;
     private ColdReader coldReader;
@@ -70,6 +76,7 @@ public final class Subscriber {
         this.nanoClock = nanoClock;
         this.detector = new SlowConsumerDetector(settings.lagThreshold(), settings.slowWindowNanos(), settings.slowMinRate());
         this.lastProgressNanos = nanoClock.getAsLong();
+        this.lastPongNanos = lastProgressNanos;
         double rate = settings.maxEventsPerSecond();
         this.eventBudget = rate > 0 ? new TokenBucket(rate, Math.max(1, Math.ceil(rate)), lastProgressNanos) : null;
     }
@@ -109,8 +116,39 @@ public final class Subscriber {
     public void close(int code, String reason) {
         if (!closed) {
             closed = true;
+            serverClosed = true;
             sink.close(code, reason);
         }
+    }
+
+    /** Closes from the server side for one of the counted disconnect reasons. */
+    private void disconnect(SubscribeMetrics.Disconnect why, int code, String reason) {
+        if (!closed) {
+            metrics.disconnected(why);
+            close(code, reason);
+        }
+    }
+
+    /** True when the transport closed without the server ending the stream. */
+    public boolean cleanlyClosed() {
+        return closed && !serverClosed;
+    }
+
+    /** A pong arrived (the answer to the server's keep-alive ping). */
+    public void pong() {
+        lastPongNanos = nanoClock.getAsLong();
+    }
+
+    /**
+     * Closes a connection that answered no ping for {@code pingIntervalNanos} plus the 5 s ping
+     * timeout (facts §6.8): pings go out every interval, so a live client's last pong is never older.
+     */
+    public boolean checkPing(long nowNanos, long pingIntervalNanos) {
+        if (!closed && pingIntervalNanos > 0 && nowNanos - lastPongNanos > pingIntervalNanos + settings.writeTimeoutNanos()) {
+            disconnect(SubscribeMetrics.Disconnect.PING_FAILED, 1008, "ping timeout");
+            return true;
+        }
+        return false;
     }
 
     /** The transport closed: stop and release. */
@@ -129,7 +167,7 @@ public final class Subscriber {
     /** Closes a connection whose oldest unflushed write is older than the write timeout. */
     public boolean checkWriteTimeout(long nowNanos) {
         if (!closed && queuedBytes.get() > 0 && nowNanos - lastProgressNanos > settings.writeTimeoutNanos()) {
-            close(1008, "write timeout");
+            disconnect(SubscribeMetrics.Disconnect.WRITE_TIMEOUT, 1008, "write timeout");
             return true;
         }
         return false;
@@ -196,7 +234,13 @@ public final class Subscriber {
                         }
                         deliver(e);
                     }
+                    stalledReads = b.next() > next || !b.events().isEmpty() ? 0 : stalledReads + 1;
                     next = Math.max(next, b.next());
+                    if (stalledReads >= STALL_LIMIT) {
+                        LOG.errorf("cold replay made no progress at seq %d in %d reads", next, stalledReads);
+                        fail(SubscribeMetrics.Disconnect.STALLED_CURSOR, "InternalError", "stream read failed; reconnect", 1011);
+                        return;
+                    }
                     if (!slow()) {
                         pump();
                     }
@@ -204,7 +248,11 @@ public final class Subscriber {
                 err -> sink.execute(() -> {
                     coldInFlight = false;
                     LOG.errorf(err, "cold replay failed at seq %d", next);
-                    fail("InternalError", "archive replay unavailable; reconnect", 1011);
+                    // A segment file that cannot be read is the store; anything else (a coverage gap) the read.
+                    SubscribeMetrics.Disconnect why = err instanceof java.io.UncheckedIOException
+                            || err instanceof jetstream.segment.SegmentException
+                            ? SubscribeMetrics.Disconnect.STORE_UNAVAILABLE : SubscribeMetrics.Disconnect.READ_ERROR;
+                    fail(why, "InternalError", "archive replay unavailable; reconnect", 1011);
                 }));
     }
 
@@ -212,7 +260,7 @@ public final class Subscriber {
         long lag = ring.tip() - next;
         if (detector.observe(lag, next, nanoClock.getAsLong())) {
             metrics.adversarialDrops.increment();
-            fail("ConsumerTooSlow", "reading below the floor rate " + lag
+            fail(SubscribeMetrics.Disconnect.CONSUMER_TOO_SLOW, "ConsumerTooSlow", "reading below the floor rate " + lag
                     + " events behind the tip; reconnect with cursor=" + next, 1008);
             return true;
         }
@@ -221,8 +269,15 @@ public final class Subscriber {
 
     /** Ends the stream: a v2 error frame first; v1 has no error frames and just closes. */
     private void fail(String name, String message, int code) {
+        fail(null, name, message, code);
+    }
+
+    private void fail(SubscribeMetrics.Disconnect why, String name, String message, int code) {
         if (closed) {
             return;
+        }
+        if (why != null) {
+            metrics.disconnected(why);
         }
         if (wire == Wire.V2) {
             JsonBuffer b = new JsonBuffer(128);
@@ -284,7 +339,7 @@ public final class Subscriber {
         };
         Runnable failed = () -> {
             queuedBytes.addAndGet(-bytes);
-            close(1011, "write failed");
+            disconnect(SubscribeMetrics.Disconnect.WRITE_ERROR, 1011, "write failed");
         };
         if (binary != null) {
             sink.sendBinary(binary, done, failed);

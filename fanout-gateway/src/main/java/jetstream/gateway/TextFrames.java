@@ -61,6 +61,25 @@ final class TextFrames {
         }
     }
 
+    /** Vert.x's name for Netty's extension handler (added when per-message compression is supported). */
+    static final String EXTENSION_HANDLER = "webSocketExtensionHandler";
+
+    /**
+     * Declines every WebSocket extension offered on the connection of a request about to be upgraded:
+     * the handler that would answer a permessage-deflate offer is taken out of the pipeline, so the
+     * 101 carries no {@code Sec-WebSocket-Extensions} and frames stay uncompressed. The handler sits
+     * in front of every route (it read the offer before any filter ran), so this is the only
+     * per-request way to decline.
+     */
+    static void declineExtensions(HttpConnection connection) {
+        if (connection instanceof ConnectionBase base) {
+            ChannelPipeline p = base.channel().pipeline();
+            if (p.get(EXTENSION_HANDLER) != null) {
+                p.remove(EXTENSION_HANDLER);
+            }
+        }
+    }
+
     static Future<Void> write(WebSocketConnection c, Buffer utf8) {
         return write(c, utf8, WebSocketFrameType.TEXT);
     }

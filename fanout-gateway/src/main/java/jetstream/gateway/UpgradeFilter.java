@@ -30,6 +30,7 @@ public class UpgradeFilter {
     public static final String V1_PATH = "/subscribe";
     public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
     public static final String SUBPROTOCOL = "xrpc.v1.json";
+    static final String DICTIONARY_PATH = "/xrpc/network.bsky.jetstream.getZstdDictionary";
     static final String BOTH_COMPRESSIONS = "choose one compression scheme: custom zstd (compress=true / "
             + "Socket-Encoding: zstd) or RFC 7692 permessage-deflate, not both";
 
@@ -45,6 +46,11 @@ public class UpgradeFilter {
     void handle(RoutingContext rc) {
         HttpServerRequest req = rc.request();
         if (req.method() != HttpMethod.GET) {
+            if (DICTIONARY_PATH.equals(req.path())) {
+                // facts §5.2/§5.7: the XRPC router answers any other method, HEAD included, with 405.
+                xrpc(rc, 405, "MethodNotAllowed", "expected GET");
+                return;
+            }
             rc.next();
             return;
         }
@@ -104,9 +110,15 @@ public class UpgradeFilter {
         req.headers().remove("Sec-WebSocket-Protocol");
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
+        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, false, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
+                zstd, deflate, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        if (deflate) {
+            DeflateNegotiation.install(req.connection(), req.getHeader("Sec-WebSocket-Extensions"));
+        } else {
+            TextFrames.declineExtensions(req.connection());
+        }
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
     }
@@ -164,13 +176,7 @@ public class UpgradeFilter {
                     + " below lookback floor " + plan.floor() + "; re-backfill from your last seq");
             return;
         }
-        String info = null;
-        if (plan.clamped() && plan.request().mode() == CursorRequest.Mode.TIME_US) {
-            JsonBuffer b = new JsonBuffer(160);
-            jetstream.wire.V2Json.writeInfo("OutdatedCursor",
-                    "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq(), b);
-            info = b.toString();
-        }
+        String info = info(plan, gateway.ring().tip());
         SubscriberLimits.Admission admission = limits.admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
@@ -185,8 +191,38 @@ public class UpgradeFilter {
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, false, false, plan, info, System.nanoTime(), (SubscriberLimits.Slot) admission);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
+        // v2 never negotiates permessage-deflate (facts §7.1 step 6): offers are declined silently.
+        TextFrames.declineExtensions(req.connection());
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
+    }
+
+    /** The v2 {@code #info} frame a plan announces before the first event, or null. */
+    static String info(CursorPlan plan, long tip) {
+        String name;
+        String message;
+        switch (plan.notice()) {
+            case BELOW_FLOOR -> {
+                name = "OutdatedCursor";
+                message = "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq();
+            }
+            case BEFORE_ARCHIVE -> {
+                name = "OutdatedCursor";
+                message = "requested timestamp cursor before the oldest archived event; starting at seq "
+                        + plan.startSeq();
+            }
+            case FUTURE -> {
+                name = "FutureCursor";
+                message = "requested cursor " + plan.request().value() + " is past the next seq " + tip
+                        + "; streaming live";
+            }
+            default -> {
+                return null;
+            }
+        }
+        JsonBuffer b = new JsonBuffer(160);
+        jetstream.wire.V2Json.writeInfo(name, message, b);
+        return b.toString();
     }
 
     private static final class NotReady extends RuntimeException {

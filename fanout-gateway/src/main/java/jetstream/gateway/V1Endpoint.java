@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
 import io.quarkus.websockets.next.OnOpen;
+import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
@@ -155,6 +156,12 @@ public class V1Endpoint {
             i += Character.charCount(cp);
         }
         return out.append("...").toString();
+    }
+
+    @OnPongMessage
+    @NonBlocking
+    void pong(WebSocketConnection c, Buffer data) {
+        Connections.pong(c);
     }
 
     @OnClose

@@ -6,6 +6,7 @@ import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
 import io.quarkus.websockets.next.OnOpen;
+import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
@@ -46,6 +47,12 @@ public class V2Endpoint {
         } else {
             c.close(new CloseReason(1008, "subscribeEvents is server-push only")).subscribe().with(v -> { }, t -> { });
         }
+    }
+
+    @OnPongMessage
+    @NonBlocking
+    void pong(WebSocketConnection c, Buffer data) {
+        Connections.pong(c);
     }
 
     @OnClose

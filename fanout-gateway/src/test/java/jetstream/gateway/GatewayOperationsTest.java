@@ -58,7 +58,9 @@ class GatewayOperationsTest {
             return Map.of("jetstream.debug-addr", "127.0.0.1:0", "jetstream.trusted-proxies", "127.0.0.1",
                     "jetstream.subscribe-max-per-ip", Integer.toString(PER_IP),
                     "jetstream.subscribe-max-subscribers", Integer.toString(GLOBAL),
-                    "jetstream.subscribe-max-events-per-second", Integer.toString(EVENTS_PER_SECOND));
+                    "jetstream.subscribe-max-events-per-second", Integer.toString(EVENTS_PER_SECOND),
+                    // Go-style durations, as the reference's flags take them.
+                    "jetstream.subscribe-slow-window", "1.5m", "jetstream.cursor-lookback", "36h500us");
         }
     }
 
@@ -92,6 +94,13 @@ class GatewayOperationsTest {
             Thread.sleep(25);
         }
         assertEquals(0, limits.total(), "every slot released");
+    }
+
+    @Test
+    @Order(0)
+    void goDurationsAreAcceptedByEveryDurationSetting() {
+        assertEquals(90_000_000_000L, gateway.settings().slowWindowNanos());
+        assertEquals(36L * 3600 * 1_000_000 + 500, gateway.lookbackMicros());
     }
 
     private Ws connect(String uri, String forwardedFor) throws Exception {

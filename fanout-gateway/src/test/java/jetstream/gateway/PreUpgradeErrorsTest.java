@@ -1,6 +1,7 @@
 package jetstream.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
@@ -64,6 +65,37 @@ class PreUpgradeErrorsTest {
     /** Go encoding/json string escaping for the messages used here. */
     private static String goJson(String s) {
         return s.replace("\"", "\\\"").replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026");
+    }
+
+    @Test
+    void everyRequestIsTimedWithLabelsFromFixedSets() throws Exception {
+        get("/subscribe?cursor=abc");
+        http.send(HttpRequest.newBuilder(base.resolve("/subscribe")).method("BREW", HttpRequest.BodyPublishers.noBody())
+                .build(), HttpResponse.BodyHandlers.discarding());
+        get("/no/such/path/" + System.nanoTime());
+        String metrics = new String(get("/metrics").body());
+        assertTrue(metrics.contains("jetstream_http_request_duration_seconds_bucket{code=\"400\",handler=\"subscribe\","
+                + "method=\"GET\",le=\"0.005\"}"), metrics);
+        assertTrue(metrics.contains("handler=\"subscribe\",method=\"other\""), "unknown method recorded as other");
+        assertTrue(metrics.contains("code=\"404\",handler=\"other\",method=\"GET\""), "unknown path recorded as other");
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith("jetstream_http_request_duration_seconds")) {
+                assertFalse(line.contains("BREW") || line.contains("/no/such/path"), line);
+            }
+        }
+    }
+
+    @Test
+    void getZstdDictionaryAnswersOtherMethodsWith405() throws Exception {
+        for (String method : new String[] {"HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "BREW"}) {
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(base.resolve(UpgradeFilter.DICTIONARY_PATH))
+                    .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertEquals(405, r.statusCode(), method);
+            if (!method.equals("HEAD")) {
+                assertEquals("{\"error\":\"MethodNotAllowed\",\"message\":\"expected GET\"}", new String(r.body()), method);
+            }
+        }
+        assertEquals(200, get(UpgradeFilter.DICTIONARY_PATH).statusCode());
     }
 
     @Test

@@ -86,6 +86,7 @@ class SlowConsumerTest {
                 last);
         assertTrue(last.contains("events behind the tip; reconnect with cursor=" + s.position()), last);
         assertEquals(1.0, reg.counter("jetstream.subscribe.adversarial.drops").count());
+        assertEquals(1.0, reg.counter("jetstream.subscribe.disconnects", "reason", "consumer_too_slow").count());
     }
 
     @Test

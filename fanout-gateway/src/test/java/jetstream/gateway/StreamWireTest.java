@@ -254,16 +254,39 @@ class StreamWireTest {
     }
 
     @Test
-    void v1DeflateOffersAreDeclinedAndNoSubprotocol() throws Exception {
+    void v1NegotiatesDeflateWhenOfferedAndNoSubprotocol() throws Exception {
         String head = upgradeHead("/subscribe", "Sec-WebSocket-Extensions", "permessage-deflate",
                 "Sec-WebSocket-Protocol", UpgradeFilter.SUBPROTOCOL);
         assertTrue(head.startsWith("http/1.1 101"), head);
-        assertFalse(head.contains("sec-websocket-extensions"), head);
+        assertTrue(head.contains("sec-websocket-extensions: permessage-deflate"), head);
         assertFalse(head.contains("sec-websocket-protocol"), head);
+        String plainHead = upgradeHead("/subscribe");
+        assertFalse(plainHead.contains("sec-websocket-extensions"), plainHead);
+        // A real client offering deflate (Vert.x): negotiated, frames arrive compressed and decode to the same text.
         Ws w = connect("/subscribe", true, null, null);
+        Ws plain = connect("/subscribe", false, null, null);
         Thread.sleep(100);
-        List<TestRows.Row> rows = live(5);
-        assertEquals(expected(rows, SubscriptionFilter.v1All(), Wire.V1, 0).get(0), w.next());
+        assertEquals(1.0, gateway.metrics().subscribers(SubscribeMetrics.Compression.DEFLATE));
+        List<TestRows.Row> rows = live(40);
+        List<String> want = expected(rows, SubscriptionFilter.v1All(), Wire.V1, 0);
+        assertEquals(want, take(w, want.size()));
+        assertEquals(want, take(plain, want.size()));
+        // The client's own frames arrive compressed too: an options_update over deflate still applies.
+        String did = rows.get(0).did();
+        w.socket().writeTextMessage("{\"type\":\"options_update\",\"payload\":{\"wantedDids\":[\"" + did + "\"]}}");
+        Thread.sleep(200);
+        List<TestRows.Row> more = live(40);
+        SubscriptionFilter f = jetstream.filter.V1Params.filter(null, List.of(did));
+        List<String> wantDid = expected(more, f, Wire.V1, 0);
+        assertFalse(wantDid.isEmpty());
+        assertEquals(wantDid, take(w, wantDid.size()));
+        assertFalse(w.closed.isDone());
+    }
+
+    @Test
+    void v1ZstdWithDeflateStays400() throws Exception {
+        String head = upgradeHead("/subscribe?compress=true", "Sec-WebSocket-Extensions", "permessage-deflate");
+        assertTrue(head.startsWith("http/1.1 400"), head);
     }
 
     @Test
@@ -312,12 +335,18 @@ class StreamWireTest {
     @Test
     void v2FutureCursorsStartLive() throws Exception {
         Ws seq = connect(UpgradeFilter.V2_PATH + "?cursor=999999999", false, null, null);
+        Ws next = connect(UpgradeFilter.V2_PATH + "?cursor=" + nextLive, false, null, null);
         Ws time = connect(UpgradeFilter.V2_PATH + "?cursor=" + (System.currentTimeMillis() * 1000 + 60_000_000L), false,
                 null, null);
         Thread.sleep(100);
         List<TestRows.Row> rows = live(3);
         List<String> want = expected(rows, SubscriptionFilter.v2All(), Wire.V2, 0);
+        // A seq past the next seq is announced (as upstream does); the next seq itself and future times are not.
+        assertEquals("{\"$type\":\"message\",\"payload\":{\"$type\":\"network.bsky.jetstream.subscribeEvents#info\","
+                + "\"message\":\"requested cursor 999999999 is past the next seq " + rows.get(0).seq()
+                + "; streaming live\",\"name\":\"FutureCursor\"}}", seq.next());
         assertEquals(want, take(seq, 3));
+        assertEquals(want, take(next, 3));
         assertEquals(want, take(time, 3));
     }
 

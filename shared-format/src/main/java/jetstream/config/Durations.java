@@ -6,12 +6,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Go {@code time.ParseDuration} syntax ({@code 1h30m}, {@code 250ms}, {@code 0}) and ISO-8601 ({@code PT5S}). */
-final class Durations {
+public final class Durations {
     private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ns|us|µs|ms|s|m|h)");
 
     private Durations() {}
 
-    static Duration parse(String name, String value) {
+    public static Duration parse(String name, String value) {
         String v = value.strip();
         if (v.startsWith("P") || v.startsWith("p")) {
             try {

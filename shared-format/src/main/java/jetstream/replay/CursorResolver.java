@@ -33,11 +33,34 @@ public final class CursorResolver {
     }
 
     /**
-     * Resolves a cursor. {@code nextSeq} is the next seq the writer will append (0 if unknown);
-     * {@code lookbackMicros} 0 disables cursors entirely.
+     * The archive past the last sealed segment: the active segment's complete blocks, then the
+     * readable log.
      */
+    @FunctionalInterface
+    public interface Tail {
+        /**
+         * The first seq at or above {@code from} witnessed at or after {@code ts}; the writer's next
+         * seq (or more) when there is none. May answer lower than exact, never higher.
+         */
+        long firstAtOrAfter(long ts, long from);
+    }
+
+    /** The reference's behaviour: a time past the sealed data starts at the beginning of the active segment. */
+    public static final Tail ACTIVE_SEGMENT_START = (ts, from) -> from;
+
+    /** {@link #resolve(CursorRequest, List, long, long, long, ZstdFrames, Tail)} without an exact tail. */
     public static CursorPlan resolve(CursorRequest req, List<SealedSegment> sealed, long nextSeq, long nowMicros,
                                      long lookbackMicros, ZstdFrames zstd) {
+        return resolve(req, sealed, nextSeq, nowMicros, lookbackMicros, zstd, ACTIVE_SEGMENT_START);
+    }
+
+    /**
+     * Resolves a cursor. {@code nextSeq} is the next seq the writer will append (0 if unknown);
+     * {@code lookbackMicros} 0 disables cursors entirely; {@code tail} maps times newer than every
+     * sealed segment.
+     */
+    public static CursorPlan resolve(CursorRequest req, List<SealedSegment> sealed, long nextSeq, long nowMicros,
+                                     long lookbackMicros, ZstdFrames zstd, Tail tail) {
         if (lookbackMicros <= 0 || req.mode() == CursorRequest.Mode.LIVE) {
             return CursorPlan.live(req, 0);
         }
@@ -45,7 +68,8 @@ public final class CursorResolver {
         if (req.mode() == CursorRequest.Mode.SEQ) {
             long cursor = Math.max(1, req.value());
             if (nextSeq <= 0 || cursor >= nextSeq) {
-                return CursorPlan.live(req, floor);
+                CursorPlan.Notice n = nextSeq > 0 && cursor > nextSeq ? CursorPlan.Notice.FUTURE : CursorPlan.Notice.NONE;
+                return new CursorPlan(true, 0, false, floor, false, req, n);
             }
             if (floor > 0 && cursor < floor) {
                 return new CursorPlan(false, floor, true, floor, true, req);
@@ -56,23 +80,32 @@ public final class CursorResolver {
         if (ts > nowMicros) {
             return CursorPlan.live(req, floor);
         }
-        boolean clamped = false;
+        CursorPlan.Notice notice = CursorPlan.Notice.NONE;
         long start;
-        if (sealed.isEmpty()) {
-            start = 1;
-            clamped = true;
-        } else {
+        if (!sealed.isEmpty() && ts <= sealed.get(sealed.size() - 1).maxWitnessedAt()) {
             start = translate(ts, sealed, zstd);
+            if (ts < sealed.get(0).minWitnessedAt()) {
+                notice = CursorPlan.Notice.BEFORE_ARCHIVE;
+            }
+        } else if (!sealed.isEmpty()) {
+            start = tail.firstAtOrAfter(ts, sealed.get(sealed.size() - 1).maxSeq() + 1);
+        } else {
+            start = tail.firstAtOrAfter(ts, 1);
+            long oldest = tail.firstAtOrAfter(Long.MIN_VALUE, 1);
+            // ts is older than the oldest event exactly when that event is also the first at ts + 1.
+            if (start == oldest && tail.firstAtOrAfter(ts + 1, 1) == oldest) {
+                notice = CursorPlan.Notice.BEFORE_ARCHIVE;
+            }
         }
         if (floor > 0 && start < floor) {
             start = floor;
-            clamped = true;
+            notice = CursorPlan.Notice.BELOW_FLOOR;
         }
         start = Math.max(1, start);
         if (nextSeq > 0 && start >= nextSeq) {
             return CursorPlan.live(req, floor);
         }
-        return new CursorPlan(false, start, clamped, floor, false, req);
+        return new CursorPlan(false, start, notice != CursorPlan.Notice.NONE, floor, false, req, notice);
     }
 
     /** The first seq at or after {@code ts} among sealed segments (or just past them). */

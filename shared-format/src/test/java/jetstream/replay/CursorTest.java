@@ -93,6 +93,39 @@ class CursorTest {
     }
 
     @Test
+    void noticesTellTheFloorFromTheArchiveStartAndAnnounceFutureSeqs() throws Exception {
+        List<SealedSegment> sealed = archive(false);
+        long lookback = 36L * 3600 * 1_000_000;
+        try (ZstdFrames z = new ZstdFrames()) {
+            long young = T0 + 401_000;
+            // Before the oldest archived event, all of it within the lookback: starts at seq 1, "before the archive".
+            CursorPlan p = CursorResolver.resolve(CursorRequest.parse(Long.toString(T0 - 5)), sealed, 401, young, lookback, z);
+            assertEquals(1, p.startSeq());
+            assertEquals(CursorPlan.Notice.BEFORE_ARCHIVE, p.notice());
+            // Below the lookback floor wins over "before the archive".
+            long old = T0 + 250_000 + lookback;
+            p = CursorResolver.resolve(CursorRequest.parse(Long.toString(T0 - 5)), sealed, 401, old, lookback, z);
+            assertEquals(CursorPlan.Notice.BELOW_FLOOR, p.notice());
+            p = CursorResolver.resolve(CursorRequest.parse(Long.toString(T0 + 150_000)), sealed, 401, old, lookback, z);
+            assertEquals(CursorPlan.Notice.BELOW_FLOOR, p.notice());
+            assertEquals(201, p.startSeq());
+            // Lossless moves are silent: cursor 0 (seq 1), an exact time, a seq inside the archive.
+            for (String c : new String[] {"0", "1", "250", Long.toString(T0 + 1000)}) {
+                p = CursorResolver.resolve(CursorRequest.parse(c), sealed, 401, young, lookback, z);
+                assertEquals(CursorPlan.Notice.NONE, p.notice(), c);
+                assertFalse(p.live(), c);
+            }
+            // A seq past the next seq starts live with FutureCursor; the next seq itself is plain live.
+            p = CursorResolver.resolve(CursorRequest.parse("402"), sealed, 401, young, lookback, z);
+            assertTrue(p.live());
+            assertEquals(CursorPlan.Notice.FUTURE, p.notice());
+            p = CursorResolver.resolve(CursorRequest.parse("401"), sealed, 401, young, lookback, z);
+            assertTrue(p.live());
+            assertEquals(CursorPlan.Notice.NONE, p.notice());
+        }
+    }
+
+    @Test
     void coldReplayCrossesOnlyRegisteredVacancies() throws Exception {
         archive(true);
         SegmentCatalog catalog = new SegmentCatalog(dir);

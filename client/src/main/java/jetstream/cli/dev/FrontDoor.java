@@ -30,6 +30,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connection), the operator's timestamp-import endpoints to the ingester (which owns the job), every
  * other path to the archive-server. WebSockets are proxied message by message
  * with backpressure both ways, so the gateway's slow-consumer rules still see the real client;
+ * a client's permessage-deflate offer is passed on to the gateway and the gateway's answer back (the
+ * door never compresses on its own);
  * a gateway's pre-upgrade rejection (status, headers, JSON body) reaches the client unchanged.
  */
 public final class FrontDoor implements AutoCloseable {
@@ -62,6 +64,8 @@ public final class FrontDoor implements AutoCloseable {
     private final HttpServer server;
     private final HttpClient http;
     private final WebSocketClient ws;
+    /** Offers permessage-deflate to the gateway: used when the client offered it. */
+    private final WebSocketClient wsDeflate;
     private final Backend archive;
     /** Null when no ingester listener is known: the import paths then go to the archive-server like any other. */
     private final Backend ingester;
@@ -77,6 +81,8 @@ public final class FrontDoor implements AutoCloseable {
                 new io.vertx.core.http.PoolOptions().setHttp1MaxSize(64));
         this.ws = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxMessageSize(MAX_MESSAGE)
                 .setMaxFrameSize(MAX_MESSAGE).setMaxConnections(100_000));
+        this.wsDeflate = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxMessageSize(MAX_MESSAGE)
+                .setMaxFrameSize(MAX_MESSAGE).setMaxConnections(100_000).setTryUsePerMessageCompression(true));
         this.server = vertx.createHttpServer(new HttpServerOptions()
                 .setMaxInitialLineLength(1 << 20)
                 .setMaxWebSocketMessageSize(MAX_MESSAGE).setMaxWebSocketFrameSize(MAX_MESSAGE)
@@ -121,6 +127,23 @@ public final class FrontDoor implements AutoCloseable {
             proxyWebSocket(req, first, gateways.size());
         } else {
             proxyHttp(req, gateways.get(first));
+        }
+    }
+
+    private static boolean contains(String header, String token) {
+        return header != null && header.toLowerCase(Locale.ROOT).contains(token);
+    }
+
+    /**
+     * The gateway declined compression (v2 always does): decline it to the client too, by taking
+     * Vert.x's extension handler out of this connection before the upgrade answers.
+     */
+    private static void declineExtensions(HttpServerRequest req) {
+        if (req.connection() instanceof io.vertx.core.net.impl.ConnectionBase base) {
+            io.netty.channel.ChannelPipeline p = base.channel().pipeline();
+            if (p.get("webSocketExtensionHandler") != null) {
+                p.remove("webSocketExtensionHandler");
+            }
         }
     }
 
@@ -172,7 +195,9 @@ public final class FrontDoor implements AutoCloseable {
                 o.addSubProtocol(p.trim());
             }
         }
-        ws.connect(o).onComplete(ar -> {
+        // The client's compression offer goes to the gateway, whose answer the client then gets (below).
+        boolean offersDeflate = contains(req.getHeader("Sec-WebSocket-Extensions"), "permessage-deflate");
+        (offersDeflate ? wsDeflate : ws).connect(o).onComplete(ar -> {
             if (ar.succeeded()) {
                 splice(req, ar.result());
             } else if (ar.cause() instanceof UpgradeRejectedException rej) {
@@ -192,6 +217,9 @@ public final class FrontDoor implements AutoCloseable {
 
     private void splice(HttpServerRequest req, WebSocket back) {
         back.pause();
+        if (!contains(back.headers() == null ? null : back.headers().get("Sec-WebSocket-Extensions"), "permessage-deflate")) {
+            declineExtensions(req);
+        }
         Future<ServerWebSocket> up = req.toWebSocket();
         up.onFailure(e -> back.close());
         up.onSuccess(front -> {

@@ -110,6 +110,61 @@ class FrontDoorTest {
         assertEquals("archive GET /xrpc/network.bsky.jetstream.listSegments", get("/xrpc/network.bsky.jetstream.listSegments"));
     }
 
+    /** A backend that never negotiates compression (like the gateway's v2 endpoint). */
+    private int plainBackend(String name) throws Exception {
+        HttpServer s = vertx.createHttpServer(new io.vertx.core.http.HttpServerOptions()
+                .setPerMessageWebSocketCompressionSupported(false).setPerFrameWebSocketCompressionSupported(false))
+                .requestHandler(req -> req.toWebSocket().onSuccess(ws -> {
+                    ws.writeTextMessage(name + " " + req.uri());
+                    ws.textMessageHandler(t -> ws.writeTextMessage(name + " echo " + t));
+                }));
+        s.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        servers.add(s);
+        return s.actualPort();
+    }
+
+    /** Connects through the door with the Vert.x client; returns the negotiated extensions header and the first two messages. */
+    private List<String> viaDoor(boolean offerDeflate) throws Exception {
+        io.vertx.core.http.WebSocketClient c = vertx.createWebSocketClient(new io.vertx.core.http.WebSocketClientOptions()
+                .setTryUsePerMessageCompression(offerDeflate));
+        LinkedBlockingQueue<String> got = new LinkedBlockingQueue<>();
+        String[] ext = new String[1];
+        io.vertx.core.http.WebSocket w = c.connect(door.port(), "127.0.0.1", "/subscribe").map(x -> {
+            // The handshake headers are only there in the connect callback.
+            ext[0] = x.headers().get("Sec-WebSocket-Extensions");
+            x.textMessageHandler(got::add);
+            return x;
+        }).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        w.writeTextMessage("hi");
+        List<String> out = new ArrayList<>();
+        out.add(String.valueOf(ext[0]));
+        out.add(got.poll(10, TimeUnit.SECONDS));
+        out.add(got.poll(10, TimeUnit.SECONDS));
+        w.close();
+        c.close();
+        return out;
+    }
+
+    @Test
+    void compressionOffersPassThroughToTheGateway() throws Exception {
+        int archive = backend("archive");
+        int deflating = backend("gw-d");
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                List.of(new FrontDoor.Backend("127.0.0.1", deflating)));
+        List<String> r = viaDoor(true);
+        assertTrue(r.get(0).startsWith("permessage-deflate"), "the gateway accepted, so the client gets deflate: " + r);
+        assertEquals(List.of("gw-d /subscribe", "gw-d echo hi"), r.subList(1, 3));
+        assertEquals("null", viaDoor(false).get(0), "no offer, no compression");
+        door.close();
+
+        int plain = plainBackend("gw-p");
+        door = FrontDoor.start("127.0.0.1", 0, new FrontDoor.Backend("127.0.0.1", archive),
+                List.of(new FrontDoor.Backend("127.0.0.1", plain)));
+        r = viaDoor(true);
+        assertEquals("null", r.get(0), "the gateway declined, so the door declines too");
+        assertEquals(List.of("gw-p /subscribe", "gw-p echo hi"), r.subList(1, 3));
+    }
+
     @Test
     void proxiesWebSocketsAndRejections() throws Exception {
         int archive = backend("archive");

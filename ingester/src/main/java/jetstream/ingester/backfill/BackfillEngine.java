@@ -88,6 +88,7 @@ public final class BackfillEngine implements AutoCloseable {
     private volatile boolean countsLoaded;
     /** The running mode: the discovery sweep gives each host one attempt, a bootstrap crawl two. */
     private volatile Mode mode = Mode.FULL;
+    private final jetstream.ingester.phase.OrchestratorMetrics om;
     private volatile long runStartNanos = System.nanoTime();
 
     public BackfillEngine(BackfillSettings s, java.net.http.HttpClient http, MetaStore store, SteadyWriter writer,
@@ -96,6 +97,7 @@ public final class BackfillEngine implements AutoCloseable {
         this.store = store;
         this.writer = writer;
         this.bm = BackfillMetrics.of(metrics.registry());
+        this.om = jetstream.ingester.phase.OrchestratorMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
         this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed);
@@ -558,6 +560,7 @@ public final class BackfillEngine implements AutoCloseable {
         if (mode == Mode.DISCOVER_ONLY) {
             // a retry marker: the steady-state retrier downloads it as a whole-repo replacement
             row.status(RepoStatus.Status.FAILED).lastError("discovered after bootstrap").nextAttemptAt(now);
+            om.mergeDidsDiscoveredPostBootstrap.increment();
             counts.get(RepoStatus.Status.FAILED).incrementAndGet();
         } else if (listed != null && !listed.active() && unavailableStatus(listed.status())) {
             row.status(RepoStatus.Status.UNAVAILABLE).active(false).lastError(listed.status());
@@ -648,7 +651,7 @@ public final class BackfillEngine implements AutoCloseable {
             RepoStatus row = RepoStatus.discovered(j.did, h.hostname, now).status(RepoStatus.Status.COMPLETE)
                     .backfillRev(rows.rev()).rev(rows.rev()).attempts(j.attempts + 1).startedAt(started).completedAt(now)
                     .lastAttemptedAt(now).recordCount(rows.records()).totalBytes(rows.carBytes());
-            writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+            bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
             records.addAndGet(rows.records());
             bytes.addAndGet(rows.carBytes());
             bm.records.increment(rows.records());
@@ -778,6 +781,9 @@ public final class BackfillEngine implements AutoCloseable {
             h.row.lastError(error);
             if (h.hostFailures >= (mode == Mode.DISCOVER_ONLY ? 1 : 2)) {
                 h.exhausted = true;
+                if (mode == Mode.DISCOVER_ONLY) {
+                    om.mergeDiscoveryHostsExhausted.increment();
+                }
                 go = false;
             } else {
                 h.failureParkUntil = now + settings.hostRetryDelay().toMillis();

@@ -36,6 +36,13 @@ final class BackfillMetrics {
     final Counter retrySucceeded;
     final Counter retryFailed;
     final Counter retrySkippedHostParked;
+    /** A repo's {@code active} flag changed with a new status (a replacement found it gone, or back). */
+    final Counter activeFlips;
+    final Counter completionQueued;
+    final Counter completionStageErrors;
+    /** Completions handed to the writer and not yet taken into its durability batch. */
+    final AtomicLong completionQueueDepth = new AtomicLong();
+    final Timer completionQueueWait;
     final Timer handleRepo;
     final Timer slotWait;
     final AtomicLong activeHosts = new AtomicLong();
@@ -67,6 +74,12 @@ final class BackfillMetrics {
         retrySucceeded = r.counter("jetstream_backfill_failed_repo_retry_succeeded_total");
         retryFailed = r.counter("jetstream_backfill_failed_repo_retry_failed_total");
         retrySkippedHostParked = r.counter("jetstream_backfill_failed_repo_retry_skipped_host_parked_total");
+        activeFlips = r.counter("jetstream_backfill_active_flips_total");
+        completionQueued = r.counter("jetstream_backfill_completion_queued_total");
+        completionStageErrors = r.counter("jetstream_backfill_completion_stage_errors_total");
+        completionQueueWait = Timer.builder("jetstream_backfill_completion_queue_wait_seconds").register(r);
+        Gauge.builder("jetstream_backfill_completion_queue_depth", completionQueueDepth, AtomicLong::doubleValue)
+                .register(r);
         handleRepo = Timer.builder("jetstream_backfill_handle_repo_duration_seconds").register(r);
         slotWait = Timer.builder("jetstream_backfill_download_slot_wait_seconds").register(r);
         Gauge.builder("jetstream_backfill_engine_active_hosts", activeHosts, AtomicLong::doubleValue).register(r);
@@ -82,6 +95,35 @@ final class BackfillMetrics {
                 .strongReference(true).register(r);
         Gauge.builder("jetstream_backfill_hosts_total", () -> progress.get().get().hostsTerminal())
                 .tag("state", "terminal").strongReference(true).register(r);
+    }
+
+    /**
+     * Submits a completed repo (its rows and status) to the writer, counting it through the
+     * completion queue: queued now, out of the queue when the writer stages it into its durability
+     * batch; a refused submission (failed writer) is a stage error.
+     */
+    void submitCompletion(jetstream.ingester.writer.SteadyWriter writer, java.util.List<jetstream.atproto.firehose.ArchiveRow> rows,
+                          Map<String, byte[]> stage) throws InterruptedException {
+        long queuedAt = System.nanoTime();
+        completionQueued.increment();
+        completionQueueDepth.incrementAndGet();
+        try {
+            writer.submit(new jetstream.ingester.writer.SteadyWriter.Submission(rows, stage, () -> {
+                completionQueueDepth.decrementAndGet();
+                completionQueueWait.record(System.nanoTime() - queuedAt, java.util.concurrent.TimeUnit.NANOSECONDS);
+            }));
+        } catch (RuntimeException | InterruptedException e) {
+            completionQueueDepth.decrementAndGet();
+            completionStageErrors.increment();
+            throw e;
+        }
+    }
+
+    /** Counts a flip of a repo's {@code active} flag. */
+    void activeChanged(boolean before, boolean after) {
+        if (before != after) {
+            activeFlips.increment();
+        }
     }
 
     /** {@code jetstream_backfill_hostname_rejected_total{reason}}. */

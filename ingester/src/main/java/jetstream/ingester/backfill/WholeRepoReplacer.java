@@ -45,11 +45,13 @@ final class WholeRepoReplacer {
             RepoFetcher.Result r = fetcher.fetch(base, row.did(), true);
             Instant now = Instant.now();
             row.lastAttemptedAt(now).attempts(row.attempts() + 1);
+            boolean wasActive = row.active();
             if (r instanceof RepoFetcher.Rows rows) {
                 row.status(RepoStatus.Status.COMPLETE).backfillRev(rows.rev()).rev(rows.rev()).lastError("")
                         .nextAttemptAt(null).startedAt(started).completedAt(now).updatedAt(now)
                         .recordCount(rows.records()).totalBytes(rows.carBytes()).active(true);
-                writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+                bm.activeChanged(wasActive, true);
+                bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
                 bm.records.increment(rows.records());
                 bm.bytes.increment(rows.carBytes());
                 return Outcome.COMPLETE;
@@ -57,6 +59,7 @@ final class WholeRepoReplacer {
             if (r instanceof RepoFetcher.Unavailable u) {
                 row.status(RepoStatus.Status.UNAVAILABLE).lastError(u.error()).nextAttemptAt(null).updatedAt(now)
                         .active(false);
+                bm.activeChanged(wasActive, false);
                 stage(row);
                 return Outcome.UNAVAILABLE;
             }

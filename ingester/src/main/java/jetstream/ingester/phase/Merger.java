@@ -49,8 +49,14 @@ public final class Merger {
     private final MetaStore store;
     private final SteadyWriter archive;
     private final MergeRepos repos;
+    private final OrchestratorMetrics metrics;
 
     public Merger(Path dataDir, MetaStore store, SteadyWriter archive, MergeRepos repos) {
+        this(dataDir, store, archive, repos, OrchestratorMetrics.of(new io.micrometer.core.instrument.simple.SimpleMeterRegistry()));
+    }
+
+    public Merger(Path dataDir, MetaStore store, SteadyWriter archive, MergeRepos repos, OrchestratorMetrics metrics) {
+        this.metrics = metrics;
         if (archive.tree() != SteadyWriter.Tree.SEGMENTS) {
             throw new IllegalArgumentException("merge appends to the archive writer");
         }
@@ -112,6 +118,9 @@ public final class Merger {
                 read += c[0];
                 kept += c[1];
                 dropped += c[0] - c[1];
+                metrics.mergeSegmentsConsumed.increment();
+                metrics.mergeEventsKept.increment(c[1]);
+                metrics.mergeEventsDropped.increment(c[0] - c[1]);
                 LOG.infof("merge: drained %s (%d of %d live_segments files): %d rows, %d kept", f.path().getFileName(),
                         f.index() + 1, files.get(files.size() - 1).index() + 1, c[0], c[1]);
             }
@@ -140,6 +149,7 @@ public final class Merger {
             String did = str(view, view.didOffset(i), view.didLength(i));
             String rev = str(view, view.revOffset(i), view.revLength(i));
             MergeRepos.Backfilled b = cache.computeIfAbsent(did, d -> {
+                metrics.mergeDidLookups.increment();
                 MergeRepos.Backfilled x = repos.backfill(d);
                 return x == null ? ABSENT : x;
             });
@@ -178,6 +188,7 @@ public final class Merger {
                 byte[] row = repos.withLatestRev(e.getKey(), e.getValue(), now);
                 if (row != null) {
                     m.put(MetaKeys.REPO_PREFIX + e.getKey(), row);
+                    metrics.mergeRepoRevsUpdated.increment();
                 }
             }
             return m;

@@ -59,6 +59,7 @@ public final class PhaseMachine implements AutoCloseable {
     private final Parts p;
     private final Object lock = new Object();
     private volatile LifecyclePhase phase;
+    private final OrchestratorMetrics om;
     private volatile LiveConsumer live;
     private volatile Merger.Result lastMerge;
     private SteadyWriter capture;
@@ -75,6 +76,8 @@ public final class PhaseMachine implements AutoCloseable {
         }
         this.p = parts;
         this.phase = phase;
+        this.om = OrchestratorMetrics.of(parts.metrics().registry());
+        om.started(phase);
     }
 
     /**
@@ -199,7 +202,7 @@ public final class PhaseMachine implements AutoCloseable {
     private void merge() throws IOException, InterruptedException {
         LOG.info("merge: draining backfill/live_segments into the archive");
         sealTrailingCapture();
-        Merger.Result r = new Merger(p.dataDir(), p.store(), p.archive(), p.repos()).drain();
+        Merger.Result r = new Merger(p.dataDir(), p.store(), p.archive(), p.repos(), om).drain();
         lastMerge = r;
         LOG.infof("merge: drained %d live_segments files: %d rows read, %d kept, %d dropped by the rev filter",
                 r.files(), r.rowsRead(), r.rowsKept(), r.rowsDropped());
@@ -287,6 +290,7 @@ public final class PhaseMachine implements AutoCloseable {
     private void changePhase(LifecyclePhase next, Instant at) {
         LifecyclePhase prev = phase;
         phase = next;
+        om.transition(prev, next);
         p.archive().log().control(new FeedFrame.Phase(next, prev, PhaseRecord.micros(at)));
         LOG.infof("phase %s -> %s", prev.stored(), next.stored());
     }

@@ -107,6 +107,11 @@ class BackfillEngineTest {
             }
             assertTrue(metrics.registry().find("jetstream_backfill_rate_limited_total").counter().count() > 0,
                     "the rate limit was hit and parked through");
+            // every completion went through the completion queue and the writer took all of them
+            assertEquals(complete, metrics.registry().get("jetstream_backfill_completion_queued_total").counter().count());
+            assertEquals(0.0, metrics.registry().get("jetstream_backfill_completion_queue_depth").gauge().value());
+            assertEquals(complete, metrics.registry().get("jetstream_backfill_completion_queue_wait_seconds").timer().count());
+            assertEquals(0.0, metrics.registry().get("jetstream_backfill_completion_stage_errors_total").counter().count());
             byte[] counts = store.get(BackfillProgress.COUNTS_KEY);
             assertTrue(counts != null && new String(counts).contains("\"complete\":" + complete), new String(counts));
         }

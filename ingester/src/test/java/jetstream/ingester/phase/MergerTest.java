@@ -156,9 +156,14 @@ class MergerTest {
             long t0 = System.currentTimeMillis() * 1000;
             Repos repos = new Repos();
             SteadyWriter w = archive(data, store, metrics);
-            Merger.Result r = new Merger(data, store, w, repos).drain();
+            OrchestratorMetrics om = OrchestratorMetrics.of(metrics.registry());
+            Merger.Result r = new Merger(data, store, w, repos, om).drain();
             w.close();
             assertEquals(new Merger.Result(11, 40, c.kept().size(), 40 - c.kept().size(), 0), r);
+            assertEquals(11.0, om.mergeSegmentsConsumed.count());
+            assertEquals(c.kept().size(), om.mergeEventsKept.count());
+            assertEquals(40 - c.kept().size(), om.mergeEventsDropped.count());
+            assertTrue(om.mergeDidLookups.count() > 0, "one lookup per DID and file");
             assertMerged(data, c.kept(), t0);
             assertEquals(11, MetaKeys.readVersionedU64le(MetaKeys.MERGE_NEXT_SOURCE_IDX,
                     store.get(MetaKeys.MERGE_NEXT_SOURCE_IDX)));
