@@ -54,7 +54,6 @@ class CdnNginxTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             TestArchive.clear(DATA);
-            TestArchive.writeSegment(DATA.resolve("segments"), 0, 1, 400, 50, 40);
             return Map.of("jetstream.archive.standalone", "true", "jetstream.data-dir", DATA.toString(),
                     "jetstream.archive.rescan-interval", "1h", "jetstream.segment-cache-max-age", MAX_AGE + "s");
         }
@@ -76,6 +75,9 @@ class CdnNginxTest {
     @Test
     void cachesSealedDownloadsNeverPastTheirLifetimeAndRevalidates() throws Exception {
         Assumptions.assumeTrue(onPath("nginx"), "nginx is not installed (apt-get install nginx); the CDN test needs it");
+        Files.createDirectories(DATA.resolve("segments"));
+        TestArchive.writeSegment(DATA.resolve("segments"), 0, 1, 400, 50, 40);
+        server.store().rescan();
         String cdn = startNginx();
         String segUrl = cdn + NS + "getSegment?name=" + SEG;
         String blockUrl = cdn + NS + "getBlock?segment=" + SEG + "&blockIndex=1";
@@ -140,6 +142,7 @@ class CdnNginxTest {
             port = s.getLocalPort();
         }
         Path root = Path.of(System.getProperty("jetstream.root", "..")).toAbsolutePath().normalize();
+        TestArchive.clear(DATA.resolveSibling("cdn-nginx")); // no cache left by an earlier run
         Process render = new ProcessBuilder(root.resolve("deploy/cdn/render").toString(), "127.0.0.1:" + port,
                 origin.getHost() + ":" + origin.getPort(), "127.0.0.1:9", DATA.resolveSibling("cdn-nginx").toString())
                 .redirectErrorStream(true).start();
