@@ -67,6 +67,14 @@ class PodmanDeployTest {
         assertTrue(up.contains("ready in") && up.contains(FRONT_URL), up);
         for (String url : k.probes.values()) {
             assertEquals(200, get(url).statusCode(), url);
+            assertTrue(get(url.replace("/q/health/ready", "/q/metrics")).body().contains("jetstream_"), url);
+        }
+        // health and metrics never on a public listener, nor through the front door
+        for (int publicPort : new int[] {KubePlay.INGESTER, KubePlay.ARCHIVE, KubePlay.GATEWAY}) {
+            for (String path : new String[] {"/q/metrics", "/q/health/ready", "/metrics"}) {
+                assertEquals(404, get(k.url(publicPort) + path).statusCode(), k.url(publicPort) + path);
+                assertEquals(404, get(FRONT_URL + path).statusCode(), FRONT_URL + path);
+            }
         }
 
         Subscriber v1 = Subscriber.open("ws://127.0.0.1:" + FRONT + "/subscribe");
