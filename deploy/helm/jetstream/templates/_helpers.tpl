@@ -126,9 +126,9 @@ volumeMounts:
 {{- end -}}
 
 {{/*
-Probes on the SmallRye health endpoints. Readiness means "listeners bound and serving", never
-"steady state": a bootstrap lasts hours and /status must stay reachable meanwhile.
-Call with (dict "root" $ "port" "http" "probes" .Values.ingester).
+Probes on the SmallRye health endpoints of the management port (never the public listener).
+Readiness means "listeners bound and serving", never "steady state": a bootstrap lasts hours and
+/status must stay reachable meanwhile. Call with (dict "root" $ "port" "management" "probes" .Values.ingester).
 */}}
 {{- define "jetstream.probes" -}}
 startupProbe:
@@ -166,3 +166,22 @@ so the orchestrator never kills a process that is still inside its own shutdown 
 {{- define "jetstream.terminationGrace" -}}
 {{- max (int .value) (add (int .root.Values.shutdownTimeoutSeconds) 5) -}}
 {{- end }}
+
+
+{{/* The management container port every process serves /q/health and /q/metrics on. */}}
+{{- define "jetstream.managementPort" -}}
+- name: management
+  containerPort: {{ .Values.managementPort }}
+{{- end -}}
+
+{{/*
+Environment every container gets besides its ConfigMaps: the management port (Quarkus reads
+QUARKUS_MANAGEMENT_PORT) and the JVM options, whose MaxRAMPercentage sizes the heap from the pod's
+memory limit. Call with (dict "root" $ "v" .Values.ingester).
+*/}}
+{{- define "jetstream.jvmEnv" -}}
+- name: QUARKUS_MANAGEMENT_PORT
+  value: {{ .root.Values.managementPort | quote }}
+- name: JDK_JAVA_OPTIONS
+  value: {{ printf "-XX:MaxRAMPercentage=%v -XX:+ExitOnOutOfMemoryError" .v.maxRAMPercentage | quote }}
+{{- end -}}

@@ -384,6 +384,7 @@ public final class GatewayBench {
 
     private Server startGateway(Path jar, String xmx) throws Exception {
         int port = freePort();
+        int management = freePort();
         List<String> cmd = new ArrayList<>(pinned("0"));
         cmd.add("java");
         if (opts.containsKey("jfr")) {
@@ -391,13 +392,14 @@ public final class GatewayBench {
         }
         // the JBoss log manager flag the Dockerfile sets (JAVA_OPTS_APPEND)
         cmd.addAll(List.of("-Xmx" + xmx, "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data, "-Dquarkus.http.host=127.0.0.1",
-                "-Dquarkus.http.port=" + port, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
+                "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
         Process p = pb.start();
         children.add(p);
         HttpClient http = HttpClient.newHttpClient();
-        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/q/health/ready")).build();
+        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/health/ready")).build();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (true) {
             try {

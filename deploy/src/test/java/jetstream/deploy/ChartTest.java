@@ -34,6 +34,9 @@ import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.api.model.networking.v1.IngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -117,7 +120,8 @@ class ChartTest {
                 "PersistentVolumeClaim/jetstream-data", "Service/jetstream-ingester",
                 "Service/jetstream-archive-server", "Service/jetstream-gateway", "StatefulSet/jetstream-ingester",
                 "Deployment/jetstream-archive-server", "Deployment/jetstream-gateway",
-                "HorizontalPodAutoscaler/jetstream-gateway", "Ingress/jetstream"), names(defaults));
+                "HorizontalPodAutoscaler/jetstream-gateway", "Ingress/jetstream", "NetworkPolicy/jetstream-ingester",
+                "NetworkPolicy/jetstream-archive-server", "NetworkPolicy/jetstream-gateway"), names(defaults));
         PersistentVolumeClaim pvc = defaults.get(PersistentVolumeClaim.class, "jetstream-data");
         assertEquals(List.of("ReadWriteOnce"), pvc.getSpec().getAccessModes());
         assertEquals(new Quantity("1Ti"), pvc.getSpec().getResources().getRequests().get("storage"));
@@ -166,19 +170,30 @@ class ChartTest {
     }
 
     @Test
-    void probesHitTheSmallRyeEndpointsOnTheRightPorts() {
-        String archiveMgmt = ServicesConfig.applicationProperties("archive-server").getProperty("quarkus.management.port");
-        assertEquals("true", ServicesConfig.applicationProperties("archive-server").getProperty("quarkus.management.enabled"));
+    void probesHitTheSmallRyeEndpointsOnTheManagementPortOfEveryProcess() {
         String archiveHttp = ServicesConfig.applicationProperties("archive-server").getProperty("quarkus.http.port");
         String gatewayHttp = ServicesConfig.applicationProperties("fanout-gateway").getProperty("quarkus.http.port");
+        int management = -1;
+        for (String module : List.of("ingester", "archive-server", "fanout-gateway")) {
+            var props = ServicesConfig.applicationProperties(module);
+            // health and metrics never on the public listener: the management interface is on, its own port
+            assertEquals("true", props.getProperty("quarkus.management.enabled"), module);
+            assertNull(props.getProperty("quarkus.micrometer.export.prometheus.path"), module + ": metrics at /q/metrics");
+            assertEquals("2M", props.getProperty("quarkus.http.idle-timeout"), module + ": public idle timeout");
+            management = Integer.parseInt(props.getProperty("quarkus.management.port"));
+        }
         for (Rendered r : renderings().toList()) {
             PodTemplateSpec ingester = r.all(StatefulSet.class).get(0).getSpec().getTemplate();
             PodTemplateSpec archive = workload(r, "archive-server");
             PodTemplateSpec gateway = workload(r, "gateway");
+            int chartPort = r == custom ? 9100 : management;
+            for (PodTemplateSpec t : List.of(ingester, archive, gateway)) {
+                assertProbes(t, chartPort);
+                assertEquals(String.valueOf(chartPort), env(Rendered.only(t), "QUARKUS_MANAGEMENT_PORT"));
+            }
             // The ingester listens on JETSTREAM_ADDR; the chart leaves it at the mapping's default.
-            assertProbes(ingester, ingesterDefaultPort());
-            assertProbes(archive, Integer.parseInt(archiveMgmt));
-            assertProbes(gateway, Integer.parseInt(gatewayHttp));
+            assertEquals(ingesterDefaultPort(), port(Rendered.only(ingester), "http").getContainerPort());
+            assertEquals(Integer.parseInt(gatewayHttp), port(Rendered.only(gateway), "http").getContainerPort());
             assertEquals(Integer.parseInt(archiveHttp), port(Rendered.only(archive), "http").getContainerPort());
             for (ConfigMap cm : r.all(ConfigMap.class)) {
                 assertFalse(cm.getData() != null && cm.getData().containsKey("JETSTREAM_ADDR"), cm.getMetadata().getName());
@@ -192,12 +207,14 @@ class ChartTest {
         assertVolumes(custom, "archive-disk", "/var/lib/jetstream");
         assertVolumes(existingSecret, "js-jetstream-data", "/data");
         assertTrue(custom.all(PersistentVolumeClaim.class).isEmpty(), "existingClaim: the chart creates no claim");
-        Container gw = Rendered.only(defaults.get(Deployment.class, "jetstream-gateway").getSpec().getTemplate());
-        assertEquals("/data/run", gw.getVolumeMounts().get(1).getMountPath(), "publishStats (default): run is writable");
-        assertEquals("metadata.name", gw.getEnv().stream().filter(e -> e.getName().equals("JETSTREAM_GATEWAY_ID"))
+        Container gwOn = Rendered.only(custom.get(Deployment.class, "prod-jetstream-gateway").getSpec().getTemplate());
+        assertEquals("/var/lib/jetstream/run", gwOn.getVolumeMounts().get(1).getMountPath(), "publishStats: run is writable");
+        assertEquals("metadata.name", gwOn.getEnv().stream().filter(e -> e.getName().equals("JETSTREAM_GATEWAY_ID"))
                 .findFirst().orElseThrow().getValueFrom().getFieldRef().getFieldPath(), "the stats file is named by the pod");
-        Container gwOff = Rendered.only(custom.get(Deployment.class, "prod-jetstream-gateway").getSpec().getTemplate());
-        assertEquals(2, gwOff.getVolumeMounts().size(), "publishStats=false: no writable mount");
+        // By default the feed socket and run/ are writable by the ingester only.
+        Container gw = Rendered.only(defaults.get(Deployment.class, "jetstream-gateway").getSpec().getTemplate());
+        assertEquals(2, gw.getVolumeMounts().size(), "publishStats=false (default): no writable mount");
+        assertEquals(Boolean.TRUE, mount(gw, "/data").getReadOnly());
     }
 
     @Test
@@ -267,8 +284,6 @@ class ChartTest {
         expected.put("Exact /subscribe", "jetstream-gateway:80");
         expected.put("Exact /xrpc/network.bsky.jetstream.subscribeEvents", "jetstream-gateway:80");
         expected.put("Exact /xrpc/network.bsky.jetstream.getZstdDictionary", "jetstream-gateway:80");
-        expected.put("Exact /xrpc/network.bsky.jetstream.importTimestamps", "jetstream-ingester:8080");
-        expected.put("Exact /xrpc/network.bsky.jetstream.getImportStatus", "jetstream-ingester:8080");
         expected.put("Prefix /xrpc", "jetstream-archive-server:80");
         expected.put("Exact /status", "jetstream-archive-server:80");
         expected.put("Prefix /", "jetstream-archive-server:80");
@@ -278,12 +293,25 @@ class ChartTest {
         assertNull(ing.getSpec().getIngressClassName());
         assertBackendsExist(defaults, ing);
 
+        assertFalse(routes(ing).toString().contains("import"), "import endpoints are not routed by default");
+        for (Rendered r : List.of(defaults, custom)) {
+            for (IngressRule rule : r.all(Ingress.class).get(0).getSpec().getRules()) {
+                for (HTTPIngressPath path : rule.getHttp().getPaths()) {
+                    int number = path.getBackend().getService().getPort().getNumber();
+                    String portName = r.service(path.getBackend().getService().getName()).getSpec().getPorts().stream()
+                            .filter(sp -> sp.getPort() == number).findFirst().orElseThrow().getName();
+                    assertEquals("http", portName, path.getPath() + ": the Ingress never routes a management port");
+                }
+            }
+        }
+
         Ingress prod = custom.get(Ingress.class, "prod-jetstream");
         Map<String, String> prodRoutes = routes(prod);
-        assertEquals(6, prodRoutes.size(), "import routes off: " + prodRoutes);
+        assertEquals(8, prodRoutes.size(), "import routes on: " + prodRoutes);
         assertEquals("prod-jetstream-gateway:80", prodRoutes.get("Exact /subscribe"));
         assertEquals("prod-jetstream-archive-server:80", prodRoutes.get("Prefix /xrpc"));
-        assertFalse(prodRoutes.toString().contains("import"));
+        assertEquals("prod-jetstream-ingester:8080", prodRoutes.get("Exact /xrpc/network.bsky.jetstream.importTimestamps"));
+        assertEquals("prod-jetstream-ingester:8080", prodRoutes.get("Exact /xrpc/network.bsky.jetstream.getImportStatus"));
         assertEquals("jetstream.example.org", prod.getSpec().getRules().get(0).getHost());
         assertEquals("nginx", prod.getSpec().getIngressClassName());
         assertEquals("jetstream-tls", prod.getSpec().getTls().get(0).getSecretName());
@@ -291,6 +319,59 @@ class ChartTest {
         assertBackendsExist(custom, prod);
 
         assertTrue(existingSecret.all(Ingress.class).isEmpty());
+    }
+
+    @Test
+    void networkPoliciesAdmitOnlyMonitoringToManagementAndOnlyTheOperatorToImports() {
+        List<NetworkPolicy> policies = defaults.all(NetworkPolicy.class);
+        assertEquals(3, policies.size());
+        for (NetworkPolicy np : policies) {
+            String component = np.getMetadata().getLabels().get("app.kubernetes.io/component");
+            PodTemplateSpec t = component.equals("ingester")
+                    ? defaults.all(StatefulSet.class).get(0).getSpec().getTemplate() : workload(defaults, component);
+            assertTrue(t.getMetadata().getLabels().entrySet().containsAll(
+                    np.getSpec().getPodSelector().getMatchLabels().entrySet()), component + " policy selects its pods");
+            assertEquals(List.of("Ingress"), np.getSpec().getPolicyTypes());
+            Map<String, NetworkPolicyIngressRule> byPort = new LinkedHashMap<>();
+            for (NetworkPolicyIngressRule rule : np.getSpec().getIngress()) {
+                assertEquals(1, rule.getPorts().size());
+                byPort.put(rule.getPorts().get(0).getPort().getStrVal(), rule);
+            }
+            assertEquals(Set.of("management", "http"), byPort.keySet(), component);
+            // management: the monitoring namespace and the release's helm test pod, nobody else
+            List<NetworkPolicyPeer> mgmt = byPort.get("management").getFrom();
+            assertEquals(2, mgmt.size(), component);
+            assertEquals(Map.of("kubernetes.io/metadata.name", "monitoring"), mgmt.get(0).getNamespaceSelector().getMatchLabels());
+            assertNull(mgmt.get(0).getPodSelector());
+            assertEquals("helm-test", mgmt.get(1).getPodSelector().getMatchLabels().get("app.kubernetes.io/component"));
+            assertNull(mgmt.get(1).getNamespaceSelector(), "the test pod of this namespace only");
+            List<NetworkPolicyPeer> http = byPort.get("http").getFrom();
+            if (component.equals("ingester")) {
+                // the import endpoints: the operator's pods only
+                assertEquals(1, http.size());
+                assertEquals(Map.of("jetstream.io/operator", "true"), http.get(0).getPodSelector().getMatchLabels());
+            } else {
+                assertTrue(http == null || http.isEmpty(), component + ": the public listener is open");
+            }
+        }
+        assertTrue(custom.all(NetworkPolicy.class).isEmpty(), "networkPolicy.enabled=false");
+    }
+
+    @Test
+    void heapFollowsThePodLimit() {
+        Map<String, String> expected = Map.of("ingester", "50", "archive-server", "75", "gateway", "75");
+        for (PodTemplateSpec t : defaults.podTemplates().values()) {
+            Container c = Rendered.only(t);
+            String component = t.getMetadata().getLabels().get("app.kubernetes.io/component");
+            assertEquals("-XX:MaxRAMPercentage=" + expected.get(component) + " -XX:+ExitOnOutOfMemoryError",
+                    env(c, "JDK_JAVA_OPTIONS"), component);
+            assertNotNull(c.getResources().getLimits().get("memory"), component + ": the heap is a share of this limit");
+        }
+        // The archive-server's heap holds the manifest's blooms: 1.45 GiB for the full network (BENCHMARKS.md).
+        Container archive = Rendered.only(workload(defaults, "archive-server"));
+        double heapGiB = Quantity.getAmountInBytes(archive.getResources().getLimits().get("memory")).doubleValue()
+                * 0.75 / (1L << 30);
+        assertTrue(heapGiB >= 1.45 + 1, "archive-server heap " + heapGiB + " GiB leaves room beyond the blooms");
     }
 
     @Test
@@ -312,7 +393,9 @@ class ChartTest {
                 }
                 assertTrue(names.contains("JETSTREAM_DATA_DIR"), e.getKey());
                 for (String n : names) {
-                    assertTrue(accepted.contains(n), e.getKey() + " would refuse to start on " + n);
+                    // non-JETSTREAM names the chart sets: the JVM's options and Quarkus' management port
+                    assertTrue(accepted.contains(n) || Set.of("JDK_JAVA_OPTIONS", "QUARKUS_MANAGEMENT_PORT").contains(n),
+                            e.getKey() + " would refuse to start on " + n);
                     checked++;
                 }
             }
@@ -329,7 +412,7 @@ class ChartTest {
     void importTokenComesFromASecretOnlyWhenConfigured() {
         assertTrue(defaults.all(Secret.class).isEmpty());
         assertTrue(Rendered.only(defaults.get(StatefulSet.class, "jetstream-ingester").getSpec().getTemplate())
-                .getEnv().isEmpty(), "no token configured: nothing references a Secret");
+                .getEnv().stream().allMatch(v -> v.getValueFrom() == null), "no token configured: nothing references a Secret");
 
         Secret s = custom.get(Secret.class, "prod-jetstream-import");
         assertEquals("s3cret", new String(Base64.getDecoder().decode(s.getData().get("token")), StandardCharsets.UTF_8));
@@ -369,10 +452,8 @@ class ChartTest {
         List<GenericKubernetesResource> monitors = custom.all(GenericKubernetesResource.class).stream()
                 .filter(g -> g.getKind().equals("ServiceMonitor")).toList();
         assertEquals(3, monitors.size());
-        String gatewayPath = ServicesConfig.applicationProperties("fanout-gateway")
-                .getProperty("quarkus.micrometer.export.prometheus.path");
         Map<String, String> expectedPath = Map.of("ingester", "/q/metrics", "archive-server", "/q/metrics",
-                "gateway", gatewayPath);
+                "gateway", "/q/metrics");
         for (GenericKubernetesResource m : monitors) {
             String component = m.getMetadata().getLabels().get("app.kubernetes.io/component");
             assertEquals("kube-prometheus", m.getMetadata().getLabels().get("release"));
@@ -381,6 +462,7 @@ class ChartTest {
             @SuppressWarnings("unchecked")
             Map<String, Object> endpoint = ((List<Map<String, Object>>) spec.get("endpoints")).get(0);
             assertEquals(expectedPath.get(component), endpoint.get("path"), component);
+            assertEquals("management", endpoint.get("port"), component + " scrapes the management port");
             assertEquals("15s", endpoint.get("interval"));
             @SuppressWarnings("unchecked")
             Map<String, String> sel = (Map<String, String>) ((Map<String, Object>) spec.get("selector")).get("matchLabels");
@@ -412,10 +494,23 @@ class ChartTest {
             Container c = pod.getSpec().getContainers().get(0);
             assertTrue(c.getImage().startsWith("curlimages/curl:8."), c.getImage());
             Service gw = r.service("prod-jetstream-gateway");
-            assertEquals("ws://prod-jetstream-gateway:" + gw.getSpec().getPorts().get(0).getPort() + "/subscribe",
-                    env(c, "URL"));
+            assertEquals("prod-jetstream-gateway:" + gw.getSpec().getPorts().get(0).getPort(), env(c, "GATEWAY"));
+            assertEquals("prod-jetstream-archive-server:" + r.service("prod-jetstream-archive-server").getSpec().getPorts()
+                    .get(0).getPort(), env(c, "ARCHIVE"));
+            int mgmt = values.isPresent() ? 9100 : 9000;
+            assertEquals(List.of("prod-jetstream-ingester:" + mgmt, "prod-jetstream-archive-server:" + mgmt,
+                    "prod-jetstream-gateway:" + mgmt), List.of(env(c, "MANAGEMENT").trim().split(" ")));
+            for (String svc : List.of("prod-jetstream-ingester", "prod-jetstream-archive-server", "prod-jetstream-gateway")) {
+                assertTrue(r.service(svc).getSpec().getPorts().stream().anyMatch(p -> p.getPort() == mgmt), svc);
+            }
             assertEquals(values.isPresent() ? "30" : "120", env(c, "TIMEOUT"));
-            assertTrue(String.join("\n", c.getCommand()).contains("{\"did\":\"did:"));
+            String script = String.join("\n", c.getCommand());
+            assertTrue(script.contains("{\"did\":\"did:"));
+            assertTrue(script.contains("/q/health/ready") && script.contains("/status.json"), script);
+            // the gateway's own bootstrap refusal text, so the check follows the service
+            String refusal = "bootstrap in progress";
+            assertTrue(Chart.read(Chart.repo().resolve("fanout-gateway/src/main/java/jetstream/gateway/UpgradeFilter.java"))
+                    .contains(refusal) && script.contains(refusal), "bootstrap message");
             assertEquals(Boolean.TRUE, pod.getSpec().getSecurityContext().getRunAsNonRoot());
             assertEquals(Boolean.TRUE, c.getSecurityContext().getReadOnlyRootFilesystem());
         }

@@ -37,7 +37,7 @@ class PlainManifestsTest {
         List<String> expected = Chart.parse(Chart.template(Chart.RELEASE, Chart.NAMESPACE, Optional.empty())).stream()
                 .map(PlainManifestsTest::id).toList();
         assertEquals(expected, plain.stream().map(PlainManifestsTest::id).toList());
-        assertEquals(13, plain.size());
+        assertEquals(16, plain.size());
         assertFalse(plain.stream().anyMatch(o -> o.getKind().equals("Pod")), "no helm test pod in the plain manifests");
     }
 

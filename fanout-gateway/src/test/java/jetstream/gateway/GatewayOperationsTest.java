@@ -66,6 +66,12 @@ class GatewayOperationsTest {
 
     @TestHTTPResource("/")
     URI base;
+
+    /** The management interface (health, metrics), on the port Quarkus bound for the test (test-port 0). */
+    private static URI management(String path) {
+        int port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getValue("quarkus.management.port", Integer.class);
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
     @Inject
     Gateway gateway;
     @Inject
@@ -227,8 +233,8 @@ class GatewayOperationsTest {
         HttpClient c = HttpClient.newHttpClient();
         String debug = "http://127.0.0.1:" + ops.debugPort();
         // No ingester feed here, so readiness (feed connected) may be down: /readyz must agree with
-        // the public /q/health/ready, which it extends by "listener bound".
-        int publicReady = c.send(HttpRequest.newBuilder(base.resolve("/q/health/ready")).build(),
+        // the management /q/health/ready, which it extends by "listener bound".
+        int publicReady = c.send(HttpRequest.newBuilder(management("/q/health/ready")).build(),
                 HttpResponse.BodyHandlers.ofString()).statusCode();
         HttpResponse<String> readyz = c.send(HttpRequest.newBuilder(URI.create(debug + "/readyz")).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -240,9 +246,13 @@ class GatewayOperationsTest {
                 HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("jetstream_subscribe_subscribers"));
         assertTrue(metrics.contains("jetstream_ratelimit_rejected_total{limit=\"subscribers_per_ip\""), metrics);
-        // The public listener keeps its own metrics.
-        assertTrue(c.send(HttpRequest.newBuilder(base.resolve("/metrics")).build(),
+        // Metrics and health answer on the management port, never on the public listener.
+        assertTrue(c.send(HttpRequest.newBuilder(management("/q/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).body().contains("jetstream_subscribe_subscribers"));
+        for (String path : new String[] {"/metrics", "/q/metrics", "/q/health/ready", "/q/health/live"}) {
+            assertEquals(404, c.send(HttpRequest.newBuilder(base.resolve(path)).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode(), path + " answers on the public listener");
+        }
         assertEquals(RootConfigSource.NAME,
                 ConfigProvider.getConfig().getConfigValue("quarkus.shutdown.timeout").getSourceName());
     }

@@ -23,6 +23,12 @@ import io.quarkus.test.junit.QuarkusTest;
 class PreUpgradeErrorsTest {
     @TestHTTPResource("/")
     URI base;
+
+    /** The management interface (health, metrics), on the port Quarkus bound for the test (test-port 0). */
+    private static URI management(String path) {
+        int port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getValue("quarkus.management.port", Integer.class);
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
     @Inject
     Gateway gateway;
 
@@ -219,7 +225,7 @@ class PreUpgradeErrorsTest {
     @Test
     void metricsAreExposed() throws Exception {
         get("/subscribe?cursor=" + Fixture.RING_FIRST);
-        String m = new String(get("/metrics").body());
+        String m = http.send(HttpRequest.newBuilder(management("/q/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
         for (String name : new String[] {"jetstream_subscribe_subscribers", "jetstream_subscribe_events_sent_total",
                 "jetstream_subscribe_cursor_requests_total", "jetstream_subscribe_cursor_resolve_seconds",
                 "jetstream_subscribe_events_filtered_total", "jetstream_subscribe_adversarial_drops_total"}) {

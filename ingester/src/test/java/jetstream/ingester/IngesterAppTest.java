@@ -21,11 +21,14 @@ import org.junit.jupiter.api.Test;
 /** The Quarkus app: starts in steady state on an empty data dir, is ready, exposes its metrics and feed. */
 @QuarkusTest
 class IngesterAppTest {
-    @TestHTTPResource("/q/health/ready")
-    URI ready;
+    @TestHTTPResource("/")
+    URI publicListener;
 
-    @TestHTTPResource("/q/metrics")
-    URI metrics;
+    /** The management interface (health, metrics), on the port Quarkus bound for the test (test-port 0). */
+    private static URI management(String path) {
+        int port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getValue("quarkus.management.port", Integer.class);
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
 
     @Inject
     IngesterService service;
@@ -44,9 +47,18 @@ class IngesterAppTest {
     }
 
     @Test
+    void healthAndMetricsOnlyOnTheManagementPort() throws Exception {
+        assertEquals(200, get(management("/q/health/ready")).statusCode());
+        assertTrue(management("/").getPort() != publicListener.getPort(), "a separate management port");
+        for (String path : new String[] {"q/health/ready", "q/health/live", "q/metrics", "metrics"}) {
+            assertEquals(404, get(publicListener.resolve(path)).statusCode(), path + " answers on the public listener");
+        }
+    }
+
+    @Test
     void readyWithMetricsAndAFeed() throws Exception {
-        assertEquals(200, get(ready).statusCode());
-        String m = get(metrics).body();
+        assertEquals(200, get(management("/q/health/ready")).statusCode());
+        String m = get(management("/q/metrics")).body();
         for (String name : new String[] {"jetstream_ingest_events_appended_total", "jetstream_ingest_next_seq",
                 "jetstream_ingest_readable_log_durable_seq", "jetstream_data_dir_free_bytes",
                 "jetstream_livestream_upstream_cursor", "jetstream_ingest_readable_log_pinned_overrun_bytes"}) {
@@ -105,7 +117,7 @@ class IngesterAppTest {
                     .header("Authorization", "Bearer app-test-token").build(), HttpResponse.BodyHandlers.ofString()).body();
         }
         assertTrue(status.contains("\"state\":\"complete\"") && status.contains("\"rowsValid\":1,"), status);
-        String m = get(metrics).body();
+        String m = get(management("/q/metrics")).body();
         for (String name : new String[] {"jetstream_import_jobs_total", "jetstream_import_rows_parsed_total",
                 "jetstream_import_rows_rejected_total", "jetstream_import_rows_matched_total", "jetstream_import_phase",
                 "jetstream_import_segments_patched_total", "jetstream_import_bytes_rewritten_total"}) {

@@ -86,9 +86,12 @@ class InteropTest {
 
         try (PdsDriver pds = new PdsDriver(install, logs.resolve("pds-driver.log"))) {
             LOG.println("interop: reference PDS " + pds.pdsUrl + ", PLC " + pds.plcUrl + " (node " + pds.nodeVersion + ")");
+            // the process is addressed by its management port (health, metrics); its public listener is not used
             int ingesterPort = ServiceProcess.freePort();
             Map<String, String> ingesterEnv = new LinkedHashMap<>();
-            ingesterEnv.put("JETSTREAM_ADDR", "127.0.0.1:" + ingesterPort);
+            ingesterEnv.put("JETSTREAM_ADDR", "127.0.0.1:" + ServiceProcess.freePort());
+            ingesterEnv.put("QUARKUS_MANAGEMENT_HOST", "127.0.0.1");
+            ingesterEnv.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(ingesterPort));
             ingesterEnv.put("JETSTREAM_DATA_DIR", data.toString());
             ingesterEnv.put("JETSTREAM_RELAY_URL", pds.pdsUrl);
             ingesterEnv.put("JETSTREAM_PLC_URL", pds.plcUrl);
@@ -105,9 +108,11 @@ class InteropTest {
                 LOG.printf("interop: ingester in steady state %.1f s after launch%n", steadySeconds);
 
                 int gatewayPort = ServiceProcess.freePort();
+                int gatewayManagementPort = ServiceProcess.freePort();
                 Map<String, String> gatewayEnv = Map.of("QUARKUS_HTTP_HOST", "127.0.0.1",
-                        "QUARKUS_HTTP_PORT", Integer.toString(gatewayPort), "JETSTREAM_DATA_DIR", data.toString());
-                try (ServiceProcess gateway = ServiceProcess.start(root, "gateway", "fanout-gateway", gatewayPort, gatewayEnv, logs,
+                        "QUARKUS_HTTP_PORT", Integer.toString(gatewayPort), "QUARKUS_MANAGEMENT_HOST", "127.0.0.1",
+                        "QUARKUS_MANAGEMENT_PORT", Integer.toString(gatewayManagementPort), "JETSTREAM_DATA_DIR", data.toString());
+                try (ServiceProcess gateway = ServiceProcess.start(root, "gateway", "fanout-gateway", gatewayManagementPort, gatewayEnv, logs,
                         "/q/health/ready");
                      // from cursor=1: each sees the archive from its first event whenever it gets in
                      EventRecorder v1 = new EventRecorder("v1", "ws://127.0.0.1:" + gatewayPort + "/subscribe", true, 1);

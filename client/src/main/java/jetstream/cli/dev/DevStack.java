@@ -29,7 +29,8 @@ public final class DevStack implements AutoCloseable {
 
     /**
      * Where and how to run. {@code basePort} numbers the internal listeners: simulator +0, ingester +1,
-     * archive +2 (management +3), gateways +4 and +5. {@code extraEnv} adds environment variables per
+     * archive +2 (management +3), gateways +4 and +5; the management ports (health, metrics) of the
+     * ingester +6 and of the gateways +7 and +8. {@code extraEnv} adds environment variables per
      * process name (each service refuses unknown {@code JETSTREAM_*} names, so they cannot be shared).
      */
     public record Config(Path root, Path dataDir, String host, int frontPort, int basePort, List<String> simulatorArgs,
@@ -52,6 +53,14 @@ public final class DevStack implements AutoCloseable {
 
         public int gatewayPort(int i) {
             return basePort + 4 + i;
+        }
+
+        public int ingesterManagementPort() {
+            return basePort + 6;
+        }
+
+        public int gatewayManagementPort(int i) {
+            return basePort + 7 + i;
         }
 
         public String frontUrl() {
@@ -181,6 +190,8 @@ public final class DevStack implements AutoCloseable {
         switch (name) {
             case "ingester" -> {
                 env.put("JETSTREAM_ADDR", cfg.host() + ":" + cfg.ingesterPort());
+                env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
+                env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.ingesterManagementPort()));
                 env.put("JETSTREAM_DATA_DIR", data);
                 env.put("JETSTREAM_RELAY_URL", cfg.simUrl());
                 env.put("JETSTREAM_PLC_URL", cfg.simUrl());
@@ -204,6 +215,8 @@ public final class DevStack implements AutoCloseable {
             case "gateway-a", "gateway-b" -> {
                 env.put("QUARKUS_HTTP_HOST", cfg.host());
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
+                env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
+                env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.gatewayManagementPort(name.equals("gateway-a") ? 0 : 1)));
                 env.put("JETSTREAM_DATA_DIR", data);
                 // the status page lists the gateways by these names (data/run/gateway-<id>.json)
                 env.put("JETSTREAM_GATEWAY_ID", name);
@@ -221,10 +234,10 @@ public final class DevStack implements AutoCloseable {
         String h = "http://" + cfg.host() + ":";
         return switch (name) {
             case "simulator" -> h + cfg.simPort() + "/sim/hosts";
-            case "ingester" -> h + cfg.ingesterPort() + "/q/health/ready";
+            case "ingester" -> h + cfg.ingesterManagementPort() + "/q/health/ready";
             case "archive" -> h + cfg.archiveManagementPort() + "/q/health/ready";
-            case "gateway-a" -> h + cfg.gatewayPort(0) + "/q/health/ready";
-            case "gateway-b" -> h + cfg.gatewayPort(1) + "/q/health/ready";
+            case "gateway-a" -> h + cfg.gatewayManagementPort(0) + "/q/health/ready";
+            case "gateway-b" -> h + cfg.gatewayManagementPort(1) + "/q/health/ready";
             case "frontdoor" -> cfg.frontUrl() + "/status";
             default -> throw new IllegalArgumentException(name);
         };

@@ -394,7 +394,7 @@ class ClientFaultsSystemTest {
     }
 
     private void awaitSteadyState(DevStack.Config cfg) throws Exception {
-        URI metrics = URI.create("http://" + cfg.host() + ":" + cfg.ingesterPort() + "/q/metrics");
+        URI metrics = URI.create("http://" + cfg.host() + ":" + cfg.ingesterManagementPort() + "/q/metrics");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
         long t0 = System.nanoTime();
         while (System.nanoTime() < deadline) {

@@ -268,9 +268,9 @@ class OpsSurfaceTest {
 
         // where each process serves its metrics (DevStack ports; the chart's ServiceMonitors say the same)
         String h = "http://" + cfg.host() + ":";
-        Map<String, String> endpoints = Map.of("ingester", h + cfg.ingesterPort() + "/q/metrics",
+        Map<String, String> endpoints = Map.of("ingester", h + cfg.ingesterManagementPort() + "/q/metrics",
                 "archive-server", h + cfg.archiveManagementPort() + "/q/metrics",
-                "gateway-a", h + cfg.gatewayPort(0) + "/metrics", "gateway-b", h + cfg.gatewayPort(1) + "/metrics");
+                "gateway-a", h + cfg.gatewayManagementPort(0) + "/q/metrics", "gateway-b", h + cfg.gatewayManagementPort(1) + "/q/metrics");
         Set<String> exported = new TreeSet<>();
         for (var e : endpoints.entrySet()) {
             HttpResponse<String> r = get(e.getValue());

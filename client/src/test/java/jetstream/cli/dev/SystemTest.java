@@ -107,7 +107,8 @@ class SystemTest {
                         // one download at a time from PDS hosts answering 700 ms late: a bootstrap of about 15 s
                         "--slow-hosts", "3", "--slow-millis", "700"), env);
         String ws = cfg.frontUrl().replaceFirst("^http", "ws");
-        String ingesterUrl = "http://" + cfg.host() + ":" + cfg.ingesterPort();
+        // the ingester's management port: its metrics (phase, next seq)
+        String ingesterUrl = "http://" + cfg.host() + ":" + cfg.ingesterManagementPort();
         List<String> problems = new ArrayList<>();
         List<String> killLog = new ArrayList<>();
         try (DevStack stack = DevStack.create(cfg)) {
