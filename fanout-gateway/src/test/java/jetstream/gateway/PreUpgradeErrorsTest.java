@@ -79,7 +79,8 @@ class PreUpgradeErrorsTest {
         http.send(HttpRequest.newBuilder(base.resolve("/subscribe")).method("BREW", HttpRequest.BodyPublishers.noBody())
                 .build(), HttpResponse.BodyHandlers.discarding());
         get("/no/such/path/" + System.nanoTime());
-        String metrics = new String(get("/metrics").body());
+        String metrics = http.send(HttpRequest.newBuilder(management("/q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("jetstream_http_request_duration_seconds_bucket{code=\"400\",handler=\"subscribe\","
                 + "method=\"GET\",le=\"0.005\"}"), metrics);
         assertTrue(metrics.contains("handler=\"subscribe\",method=\"other\""), "unknown method recorded as other");
