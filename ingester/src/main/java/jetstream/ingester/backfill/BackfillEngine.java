@@ -1,6 +1,5 @@
 package jetstream.ingester.backfill;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -158,34 +157,45 @@ public final class BackfillEngine implements AutoCloseable {
      * tail rather than downloaded again at low seqs. Also loads the status counts. Idempotent.
      */
     public void recover() {
-        List<RepoStatus> promote = new ArrayList<>();
         for (RepoStatus.Status st : RepoStatus.Status.values()) {
             counts.get(st).set(0);
         }
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
-                    StandardCharsets.UTF_8);
-            RepoStatus r = RepoStatus.parse(did, kv[1]);
+        List<RepoStatus> promote = new ArrayList<>();
+        long[] promoted = {0};
+        store.forEach(RepoStatus.KEY_PREFIX, (k, v) -> {
+            RepoStatus r = RepoRows.parse(k, v);
             if (r.status() == RepoStatus.Status.NOT_STARTED) {
                 promote.add(r);
                 counts.get(RepoStatus.Status.PENDING).incrementAndGet();
+                if (promote.size() >= MetaStore.SCAN_BATCH_ROWS) {
+                    promoted[0] += promote(promote);
+                }
             } else {
                 counts.get(r.status()).incrementAndGet();
             }
-        }
-        Instant now = Instant.now();
-        for (int i = 0; i < promote.size(); i += 10_000) {
-            try (MetaStore.Batch b = store.batch()) {
-                for (RepoStatus r : promote.subList(i, Math.min(promote.size(), i + 10_000))) {
-                    b.put(r.key(), r.status(RepoStatus.Status.PENDING).updatedAt(now).toJson());
-                }
-                b.commit();
-            }
-        }
-        if (!promote.isEmpty()) {
-            LOG.infof("backfill recovery: %d not_started repos promoted to pending", promote.size());
+        });
+        promoted[0] += promote(promote);
+        if (promoted[0] > 0) {
+            LOG.infof("backfill recovery: %d not_started repos promoted to pending", promoted[0]);
         }
         countsLoaded = true;
+    }
+
+    /** Writes {@code rows} as pending in one synced batch and empties the list. */
+    private int promote(List<RepoStatus> rows) {
+        int n = rows.size();
+        if (n == 0) {
+            return 0;
+        }
+        Instant now = Instant.now();
+        try (MetaStore.Batch b = store.batch()) {
+            for (RepoStatus r : rows) {
+                b.put(r.key(), r.status(RepoStatus.Status.PENDING).updatedAt(now).toJson());
+            }
+            b.commit();
+        }
+        rows.clear();
+        return n;
     }
 
     // ------------------------------------------------------------------ run
@@ -823,54 +833,13 @@ public final class BackfillEngine implements AutoCloseable {
         if (!countsLoaded) {
             recover();
         }
-        List<RepoStatus> pending = new ArrayList<>();
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
-                    StandardCharsets.UTF_8);
-            RepoStatus r = RepoStatus.parse(did, kv[1]);
-            if (r.status() == RepoStatus.Status.PENDING) {
-                pending.add(r);
-            }
+        long handled = PendingPass.run(store, settings, upstream, replacer, downloads, (from, to) -> {
+            counts.get(from).decrementAndGet();
+            counts.get(to).incrementAndGet();
+        });
+        if (handled > 0) {
+            publish();
         }
-        if (pending.isEmpty()) {
-            return;
-        }
-        LOG.infof("backfill: pending retry pass over %d repos", pending.size());
-        Map<String, Semaphore> perHost = new ConcurrentHashMap<>();
-        List<java.util.concurrent.Future<?>> tasks = new ArrayList<>();
-        for (RepoStatus r : pending) {
-            Semaphore hs = perHost.computeIfAbsent(r.pds(), k -> new Semaphore(settings.hostWorkersMax()));
-            tasks.add(downloads.submit(() -> {
-                hs.acquire();
-                try {
-                    WholeRepoReplacer.Outcome o = replacer.replace(r, upstream.baseFor(r.pds()), 2);
-                    if (o == WholeRepoReplacer.Outcome.HOST_PARKED) {
-                        replacer.fail(r, "host unreachable or rate limited", Instant.now());
-                        o = WholeRepoReplacer.Outcome.FAILED;
-                    }
-                    counts.get(RepoStatus.Status.PENDING).decrementAndGet();
-                    counts.get(switch (o) {
-                        case COMPLETE -> RepoStatus.Status.COMPLETE;
-                        case UNAVAILABLE -> RepoStatus.Status.UNAVAILABLE;
-                        default -> RepoStatus.Status.FAILED;
-                    }).incrementAndGet();
-                } finally {
-                    hs.release();
-                }
-                return null;
-            }));
-        }
-        for (java.util.concurrent.Future<?> f : tasks) {
-            try {
-                f.get();
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    throw re;
-                }
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-        publish();
     }
 
     // ------------------------------------------------------------------ progress

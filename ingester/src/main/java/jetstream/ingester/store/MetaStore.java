@@ -84,13 +84,48 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /** Keys and values under {@code prefix}, in key order. */
-    public List<byte[][]> scan(String prefix) {
+    /** Rows a scan reads per iterator: a pass over every {@code repo/} row holds at most this many at once. */
+    public static final int SCAN_BATCH_ROWS = 4096;
+
+    /**
+     * Visits every key and value under {@code prefix} in key order, reading them in batches of
+     * {@link #SCAN_BATCH_ROWS} (see {@link #page}). Memory stays bounded whatever the number of
+     * rows: a network has tens of millions of {@code repo/} rows, which never fit in a list.
+     */
+    public void forEach(String prefix, java.util.function.BiConsumer<byte[], byte[]> visitor) {
+        byte[] after = null;
+        while (true) {
+            List<byte[][]> rows = page(prefix, after, SCAN_BATCH_ROWS);
+            for (byte[][] kv : rows) {
+                visitor.accept(kv[0], kv[1]);
+            }
+            if (rows.size() < SCAN_BATCH_ROWS) {
+                return;
+            }
+            after = rows.get(rows.size() - 1)[0];
+        }
+    }
+
+    /**
+     * At most {@code max} rows under {@code prefix} whose key sorts after {@code after} (null: from
+     * the start of the prefix), in key order. The iterator is closed before this returns, so a
+     * caller that works on a page for a long time (downloads) pins no RocksDB version, and rows it
+     * rewrites behind its position are not visited again. Fewer than {@code max} rows: the end.
+     */
+    public List<byte[][]> page(String prefix, byte[] after, int max) {
         byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
-        List<byte[][]> out = new ArrayList<>();
+        List<byte[][]> out = new ArrayList<>(Math.min(max, 1024));
         long t0 = System.nanoTime();
         try (RocksIterator it = db.newIterator()) {
-            for (it.seek(p); it.isValid(); it.next()) {
+            if (after == null) {
+                it.seek(p);
+            } else {
+                it.seek(after);
+                if (it.isValid() && Arrays.equals(it.key(), after)) {
+                    it.next();
+                }
+            }
+            for (; it.isValid() && out.size() < max; it.next()) {
                 byte[] k = it.key();
                 if (k.length < p.length || !Arrays.equals(k, 0, p.length, p, 0, p.length)) {
                     break;
