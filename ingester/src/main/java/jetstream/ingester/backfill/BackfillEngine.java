@@ -70,10 +70,10 @@ public final class BackfillEngine implements AutoCloseable {
     private final HostnamePolicy policy;
     private final Xrpc xrpc;
     private final RepoFetcher fetcher;
+    private final CarSpool spool;
     private final WholeRepoReplacer replacer;
     private final ExecutorService downloads;
     private final ExecutorService hostThreads;
-    private final Semaphore activeHosts;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
     /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
     private final Object discoveryLock = new Object();
@@ -97,12 +97,13 @@ public final class BackfillEngine implements AutoCloseable {
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed);
-        this.fetcher = new RepoFetcher(xrpc, metrics);
+        this.spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(), spoolDir(store, "engine"), bm.spooledCars);
+        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed, spool);
+        this.fetcher = new RepoFetcher(xrpc, metrics, spool);
         this.replacer = new WholeRepoReplacer(fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.downloads = Executors.newFixedThreadPool(s.globalDownloads(), named("backfill-download"));
-        this.hostThreads = Executors.newCachedThreadPool(named("backfill-host"));
-        this.activeHosts = new Semaphore(s.maxActiveHosts());
+        // one thread per crawled host at a time, not per roster host: a roster holds up to 50,000
+        this.hostThreads = Executors.newFixedThreadPool(s.maxActiveHosts(), named("backfill-host"));
         this.direct = s.upstreamMode() == BackfillSettings.UpstreamMode.PDS;
         for (RepoStatus.Status st : RepoStatus.Status.values()) {
             counts.put(st, new AtomicLong());
@@ -117,6 +118,16 @@ public final class BackfillEngine implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** {@code <data>/backfill-spool/<user>}: the data directory is the metadata store's parent. */
+    static java.nio.file.Path spoolDir(MetaStore store, String user) {
+        return store.dir().toAbsolutePath().getParent().resolve("backfill-spool").resolve(user);
+    }
+
+    /** CAR bytes in heap now (for tests and the status page). */
+    public long inflightCarBytes() {
+        return spool.inflightBytes();
     }
 
     /** A redirect target must pass the same hostname rules as a roster host (the upstream itself excepted). */
@@ -248,7 +259,7 @@ public final class BackfillEngine implements AutoCloseable {
                 }
                 for (java.util.concurrent.Future<?> f : tasks) {
                     try {
-                        f.get();
+                        awaitCrawl(f);
                     } catch (java.util.concurrent.ExecutionException e) {
                         Throwable c = e.getCause();
                         if (closed || c instanceof InterruptedException) {
@@ -272,6 +283,24 @@ public final class BackfillEngine implements AutoCloseable {
             ticker.join();
             publish();
             LOG.info(progress().line());
+        }
+    }
+
+    /**
+     * Waits for one host's crawl. A crawl still queued behind the pool when the engine closes never
+     * runs (the pool drops it), so the wait gives up on close instead of blocking forever.
+     */
+    private void awaitCrawl(java.util.concurrent.Future<?> f)
+            throws InterruptedException, java.util.concurrent.ExecutionException {
+        while (true) {
+            try {
+                f.get(200, TimeUnit.MILLISECONDS);
+                return;
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (closed) {
+                    throw new InterruptedException("backfill engine closed");
+                }
+            }
         }
     }
 
@@ -410,7 +439,6 @@ public final class BackfillEngine implements AutoCloseable {
     // ------------------------------------------------------------------ one host
 
     private void crawl(HostRun h, Mode mode) throws InterruptedException {
-        activeHosts.acquire();
         bm.activeHosts.incrementAndGet();
         try {
             Instant now = Instant.now();
@@ -453,7 +481,6 @@ public final class BackfillEngine implements AutoCloseable {
             stageHost(h);
         } finally {
             bm.activeHosts.decrementAndGet();
-            activeHosts.release();
         }
     }
 
@@ -658,7 +685,11 @@ public final class BackfillEngine implements AutoCloseable {
             RepoStatus row = RepoStatus.discovered(j.did, h.hostname, now).status(RepoStatus.Status.COMPLETE)
                     .backfillRev(rows.rev()).rev(rows.rev()).attempts(j.attempts + 1).startedAt(started).completedAt(now)
                     .lastAttemptedAt(now).recordCount(rows.records()).totalBytes(rows.carBytes());
-            writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+            try {
+                writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+            } finally {
+                fetcher.release(rows);
+            }
             records.addAndGet(rows.records());
             bytes.addAndGet(rows.carBytes());
             bm.records.increment(rows.records());

@@ -36,6 +36,7 @@ final class BackfillMetrics {
     final Counter retrySucceeded;
     final Counter retryFailed;
     final Counter retrySkippedHostParked;
+    final Counter spooledCars;
     final Timer handleRepo;
     final Timer slotWait;
     final AtomicLong activeHosts = new AtomicLong();
@@ -67,6 +68,7 @@ final class BackfillMetrics {
         retrySucceeded = r.counter("jetstream_backfill_failed_repo_retry_succeeded_total");
         retryFailed = r.counter("jetstream_backfill_failed_repo_retry_failed_total");
         retrySkippedHostParked = r.counter("jetstream_backfill_failed_repo_retry_skipped_host_parked_total");
+        spooledCars = r.counter("jetstream_backfill_spooled_cars_total");
         handleRepo = Timer.builder("jetstream_backfill_handle_repo_duration_seconds").register(r);
         slotWait = Timer.builder("jetstream_backfill_download_slot_wait_seconds").register(r);
         Gauge.builder("jetstream_backfill_engine_active_hosts", activeHosts, AtomicLong::doubleValue).register(r);

@@ -49,9 +49,11 @@ public final class FailedRepoRetrier implements AutoCloseable {
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
+        CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
+                BackfillEngine.spoolDir(store, "retrier"), bm.spooledCars);
         Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target));
-        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics), writer, bm, s.retryInterval(),
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
+        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
                 s.retryMaxDelay());
         this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {
             Thread t = new Thread(r, "failed-repo-retry");

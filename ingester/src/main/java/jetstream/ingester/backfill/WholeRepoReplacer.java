@@ -49,7 +49,11 @@ final class WholeRepoReplacer {
                 row.status(RepoStatus.Status.COMPLETE).backfillRev(rows.rev()).rev(rows.rev()).lastError("")
                         .nextAttemptAt(null).startedAt(started).completedAt(now).updatedAt(now)
                         .recordCount(rows.records()).totalBytes(rows.carBytes()).active(true);
-                writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+                try {
+                    writer.submit(new SteadyWriter.Submission(rows.rows(), Map.of(row.key(), row.toJson()), null));
+                } finally {
+                    fetcher.release(rows);
+                }
                 bm.records.increment(rows.records());
                 bm.bytes.increment(rows.carBytes());
                 return Outcome.COMPLETE;
