@@ -106,6 +106,7 @@ class ScaleTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(120)
     void listingNeverWaitsForTheFirehoseGenerator() throws Exception {
         SimConfig cfg = SimConfig.network();
         cfg.accounts = 20_000;
@@ -141,12 +142,12 @@ class ScaleTest {
             });
             int listed = page.get(30, java.util.concurrent.TimeUnit.SECONDS);
             assertEquals(Math.min(1000, world.hostAccounts(3).length), listed);
-            assertEquals(0, world.materialized(), "listing builds no repository");
         } finally {
             release.countDown();
             generator.join();
             lister.shutdownNow();
         }
+        assertEquals(0, world.materialized(), "listing builds no repository");
     }
 
     @Test
