@@ -111,6 +111,7 @@ class MonitoringTest {
         assertTrue(byName.get("JetstreamGatewayDisconnectStorm").contains("jetstream_subscribe_clean_disconnects_total"));
         assertTrue(byName.get("JetstreamCompactionFailing").contains("jetstream_compaction_passes_total"));
         assertTrue(byName.get("JetstreamImportFailed").contains("jetstream_import_jobs_total{result=\"failed\"}"));
+        assertTrue(byName.get("JetstreamBackfillHostsExhausted").contains("jetstream_backfill_exhausted_hosts"));
     }
 
     @Test

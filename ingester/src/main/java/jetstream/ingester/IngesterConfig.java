@@ -100,6 +100,14 @@ public interface IngesterConfig {
         @WithDefault("50000")
         int maxHosts();
 
+        /** {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: repository CAR bytes in heap at once (more spool to disk). */
+        @WithDefault("536870912")
+        long maxInflightBytes();
+
+        /** {@code JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES}: a larger CAR is spooled to a file and parsed from there. */
+        @WithDefault("67108864")
+        long spoolThresholdBytes();
+
         /** {@code JETSTREAM_BACKFILL_BATCH_SIZE}: repos covered per host-cursor checkpoint (0: default). */
         @WithDefault("5000")
         int batchSize();

@@ -152,7 +152,7 @@ class ChainBreakResyncTest {
             assertEquals(0, c.heldEvents());
             c.close();
             writer.close();
-            assertTrue(store.scan("sync/resync/").isEmpty() && store.scan("sync/held/").isEmpty(),
+            assertTrue(store.page("sync/resync/", null, 10_000).isEmpty() && store.page("sync/held/", null, 10_000).isEmpty(),
                     "the replacement's batch deletes the marker and the held events");
         }
         assertConverged(busy);
@@ -170,8 +170,8 @@ class ChainBreakResyncTest {
             int held = c.heldEvents();
             c.close();
             writer.close();
-            assertEquals(1, store.scan("sync/resync/").size(), "the pending resync is durable");
-            assertEquals(held, store.scan("sync/held/").size(), "every held event is durable");
+            assertEquals(1, store.page("sync/resync/", null, 10_000).size(), "the pending resync is durable");
+            assertEquals(held, store.page("sync/held/", null, 10_000).size(), "every held event is durable");
         }
         gate.countDown();
         try (MetaStore store = MetaStore.open(dir)) {
@@ -183,7 +183,7 @@ class ChainBreakResyncTest {
             await(() -> c.pendingResyncs() == 0);
             c.close();
             writer.close();
-            assertTrue(store.scan("sync/held/").isEmpty());
+            assertTrue(store.page("sync/held/", null, 10_000).isEmpty());
         }
         assertConverged(busy);
     }

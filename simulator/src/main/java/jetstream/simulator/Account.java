@@ -9,11 +9,12 @@ final class Account {
     final String did;
     final int host;
     final KeyCurve curve;
-    String handle;
+    /** Volatile, like status and repo: listRepos and describeRepo read them without the world's lock. */
+    volatile String handle;
     /** null while active; otherwise deactivated, takendown or deleted (terminal). */
-    String status;
+    volatile String status;
     /** The materialised repository, or null while it equals the seed-generated initial one (or is deleted). */
-    RepoState repo;
+    volatile RepoState repo;
     private PrivateKey key;
     private java.math.BigInteger scalar;
     private final byte[] keySeed;

@@ -30,6 +30,8 @@ final class RepoState {
     Cid data;
     String rev;
     Cid commitCid;
+    /** {commit CID, rev} as one snapshot, readable without the world's lock (listRepos). */
+    volatile Object[] head;
     byte[] commitBlock;
     private int blocksAfterGc;
 
@@ -99,6 +101,7 @@ final class RepoState {
         commitBlock = c.encode();
         commitCid = Cid.ofDagCbor(commitBlock);
         rev = c.rev();
+        head = new Object[] {commitCid, rev};
     }
 
     /** The blocks as an MST block store that trusts them (they were hashed when stored). */

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * Every knob of the simulated network. Start from a profile ({@link #small()}, {@link #demo()},
- * {@link #load()}), change fields, pass to {@link Simulator#start}. The same fields are settable by
+ * {@link #load()}, {@link #network()}), change fields, pass to {@link Simulator#start}. The same fields are settable by
  * {@link #set(String, String)} from command-line flags ({@code --events-per-second 50}) and
  * environment variables ({@code SIM_EVENTS_PER_SECOND=50}); the flag name is the field name in
  * kebab case.
@@ -55,6 +55,12 @@ public final class SimConfig {
     public double multiOpChance = 0.03;
     /** Answer listHosts on the relay (false: the relay answers like a PDS, MethodNotImplemented). */
     public boolean listHosts = true;
+    /**
+     * listRepos reports each untouched repository's exact head CID, which means building and
+     * signing the whole repository per listed entry. Off in the large profiles: a 1000-entry page
+     * then costs nothing but the listing (the rev stays exact; the head is a seed-derived stand-in).
+     */
+    public boolean exactListHeads = true;
     /** Fault knobs (all off by default). */
     public final Faults faults = new Faults();
 
@@ -86,6 +92,26 @@ public final class SimConfig {
         c.eventsPerSecond = 2_000;
         c.replayBuffer = 100_000;
         c.writers = 2_000;
+        c.exactListHeads = false;
+        return c;
+    }
+
+    /**
+     * A stand-in for the network at scale (issue 20's campaign): 1,000,000 repos on 100 hosts,
+     * mostly tens of records with a heavy tail of 20 repos of 100,000+, every repository built
+     * only when asked for, and 2,000 live events/s. Every knob can still be overridden by flag.
+     */
+    public static SimConfig network() {
+        SimConfig c = new SimConfig();
+        c.accounts = 1_000_000;
+        c.hosts = 100;
+        c.recordsMean = 30;
+        c.bigRepos = 20;
+        c.bigRepoRecords = 100_000;
+        c.eventsPerSecond = 2_000;
+        c.replayBuffer = 100_000;
+        c.writers = 2_000;
+        c.exactListHeads = false;
         return c;
     }
 
@@ -94,7 +120,8 @@ public final class SimConfig {
             case "small" -> small();
             case "demo" -> demo();
             case "load" -> load();
-            default -> throw new IllegalArgumentException("unknown profile " + name + " (small|demo|load)");
+            case "network" -> network();
+            default -> throw new IllegalArgumentException("unknown profile " + name + " (small|demo|load|network)");
         };
     }
 

@@ -172,16 +172,17 @@ final class World {
         return seq;
     }
 
-    synchronized String status(Account a) {
+    /** Lock-free (volatile), so listRepos never waits on the firehose generator. */
+    String status(Account a) {
         return a.status;
     }
 
-    synchronized String handle(Account a) {
+    String handle(Account a) {
         return a.handle;
     }
 
     /** Live (non-deleted) accounts on {@code host}. */
-    synchronized int accountCount(int host) {
+    int accountCount(int host) {
         int c = 0;
         for (int i : hostAccounts[host]) {
             if (!"deleted".equals(accounts[i].status)) {
@@ -247,16 +248,23 @@ final class World {
         return materialized;
     }
 
-    /** A snapshot of the account's head: {commit CID, rev}; builds the initial repo once to learn its CID. */
+    /**
+     * A snapshot of the account's head: {commit CID, rev}, read without the world's lock. An
+     * untouched repository's CID needs the whole repository built and signed; with
+     * {@link SimConfig#exactListHeads} off (the large profiles) it is a stand-in derived from the
+     * seed instead (nothing that lists repos reads it; the rev is exact).
+     */
     Object[] head(Account a) {
-        synchronized (this) {
-            if (a.repo != null) {
-                return new Object[] {a.repo.commitCid, a.repo.rev};
-            }
+        RepoState live = a.repo;
+        if (live != null) {
+            return live.head;
         }
         Cid base;
         synchronized (baseHeads) {
             base = baseHeads[a.index];
+        }
+        if (base == null && !cfg.exactListHeads) {
+            return new Object[] {standInHead(a.index), baseRev(a.index)};
         }
         if (base == null) {
             base = buildInitial(a).commitCid;
@@ -264,9 +272,18 @@ final class World {
                 baseHeads[a.index] = base;
             }
         }
-        synchronized (this) {
-            return a.repo != null ? new Object[] {a.repo.commitCid, a.repo.rev} : new Object[] {base, baseRev(a.index)};
+        live = a.repo;
+        return live != null ? live.head : new Object[] {base, baseRev(a.index)};
+    }
+
+    private Cid standInHead(int index) {
+        byte[] b = new byte[16];
+        long h = Prng.hash(seed, 5, index);
+        for (int i = 0; i < 8; i++) {
+            b[i] = (byte) (h >>> (8 * i));
+            b[8 + i] = (byte) (index >>> (8 * (i % 4)));
         }
+        return Cid.ofDagCbor(b);
     }
 
     /** The repository as a CAR, as of this call. */

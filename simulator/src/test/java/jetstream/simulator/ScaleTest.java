@@ -104,4 +104,70 @@ class ScaleTest {
         world.advance(200);
         assertTrue(world.materialized() <= 200, "materialised " + world.materialized());
     }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void listingNeverWaitsForTheFirehoseGenerator() throws Exception {
+        SimConfig cfg = SimConfig.network();
+        cfg.accounts = 20_000;
+        cfg.eventsPerSecond = 0;
+        World world = new World(cfg, new Firehose(16));
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread generator = new Thread(() -> {
+            synchronized (world) { // what the firehose generator holds while it makes an event
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        generator.start();
+        java.util.concurrent.ExecutorService lister = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            held.await();
+            // one listRepos page's reads: status, handle and head of 1000 accounts of a host
+            java.util.concurrent.Future<Integer> page = lister.submit(() -> {
+                int[] accounts = world.hostAccounts(3);
+                int n = 0;
+                for (int i = 0; i < Math.min(1000, accounts.length); i++) {
+                    Account a = world.account(accounts[i]);
+                    world.status(a);
+                    world.handle(a);
+                    n += world.head(a).length == 2 ? 1 : 0;
+                }
+                return world.accountCount(3) >= 0 ? n : -1;
+            });
+            int listed = page.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(Math.min(1000, world.hostAccounts(3).length), listed);
+        } finally {
+            release.countDown();
+            generator.join();
+            lister.shutdownNow();
+        }
+        assertEquals(0, world.materialized(), "listing builds no repository");
+    }
+
+    @Test
+    void networkProfileHasAHeavyTail() {
+        SimConfig cfg = SimConfig.network();
+        assertEquals(1_000_000, cfg.accounts);
+        assertEquals(100, cfg.hosts);
+        cfg.accounts = 50_000;
+        cfg.eventsPerSecond = 0;
+        World world = new World(cfg, new Firehose(16));
+        int[] sizes = new int[world.accountCount()];
+        int big = 0;
+        for (int i = 0; i < sizes.length; i++) {
+            sizes[i] = world.initialRecords(i);
+            big += sizes[i] >= 100_000 ? 1 : 0;
+        }
+        java.util.Arrays.sort(sizes);
+        int median = sizes[sizes.length / 2];
+        assertTrue(median >= 10 && median < 100, "most repos hold tens of records: median " + median);
+        assertEquals(cfg.bigRepos, big, "a few repos of 100,000+ records");
+        assertEquals(0, world.materialized());
+    }
 }

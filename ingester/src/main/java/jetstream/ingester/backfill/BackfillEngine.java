@@ -1,6 +1,5 @@
 package jetstream.ingester.backfill;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -71,10 +70,10 @@ public final class BackfillEngine implements AutoCloseable {
     private final HostnamePolicy policy;
     private final Xrpc xrpc;
     private final RepoFetcher fetcher;
+    private final CarSpool spool;
     private final WholeRepoReplacer replacer;
     private final ExecutorService downloads;
     private final ExecutorService hostThreads;
-    private final Semaphore activeHosts;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
     /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
     private final Object discoveryLock = new Object();
@@ -100,12 +99,13 @@ public final class BackfillEngine implements AutoCloseable {
         this.om = jetstream.ingester.phase.OrchestratorMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed);
-        this.fetcher = new RepoFetcher(xrpc, metrics);
+        this.spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(), spoolDir(store, "engine"), bm.spooledCars);
+        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed, spool);
+        this.fetcher = new RepoFetcher(xrpc, metrics, spool);
         this.replacer = new WholeRepoReplacer(fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.downloads = Executors.newFixedThreadPool(s.globalDownloads(), named("backfill-download"));
-        this.hostThreads = Executors.newCachedThreadPool(named("backfill-host"));
-        this.activeHosts = new Semaphore(s.maxActiveHosts());
+        // one thread per crawled host at a time, not per roster host: a roster holds up to 50,000
+        this.hostThreads = Executors.newFixedThreadPool(s.maxActiveHosts(), named("backfill-host"));
         this.direct = s.upstreamMode() == BackfillSettings.UpstreamMode.PDS;
         for (RepoStatus.Status st : RepoStatus.Status.values()) {
             counts.put(st, new AtomicLong());
@@ -120,6 +120,16 @@ public final class BackfillEngine implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** {@code <data>/backfill-spool/<user>}: the data directory is the metadata store's parent. */
+    static java.nio.file.Path spoolDir(MetaStore store, String user) {
+        return store.dir().toAbsolutePath().getParent().resolve("backfill-spool").resolve(user);
+    }
+
+    /** CAR bytes in heap now (for tests and the status page). */
+    public long inflightCarBytes() {
+        return spool.inflightBytes();
     }
 
     /** A redirect target must pass the same hostname rules as a roster host (the upstream itself excepted). */
@@ -160,34 +170,45 @@ public final class BackfillEngine implements AutoCloseable {
      * tail rather than downloaded again at low seqs. Also loads the status counts. Idempotent.
      */
     public void recover() {
-        List<RepoStatus> promote = new ArrayList<>();
         for (RepoStatus.Status st : RepoStatus.Status.values()) {
             counts.get(st).set(0);
         }
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
-                    StandardCharsets.UTF_8);
-            RepoStatus r = RepoStatus.parse(did, kv[1]);
+        List<RepoStatus> promote = new ArrayList<>();
+        long[] promoted = {0};
+        store.forEach(RepoStatus.KEY_PREFIX, (k, v) -> {
+            RepoStatus r = RepoRows.parse(k, v);
             if (r.status() == RepoStatus.Status.NOT_STARTED) {
                 promote.add(r);
                 counts.get(RepoStatus.Status.PENDING).incrementAndGet();
+                if (promote.size() >= MetaStore.SCAN_BATCH_ROWS) {
+                    promoted[0] += promote(promote);
+                }
             } else {
                 counts.get(r.status()).incrementAndGet();
             }
-        }
-        Instant now = Instant.now();
-        for (int i = 0; i < promote.size(); i += 10_000) {
-            try (MetaStore.Batch b = store.batch()) {
-                for (RepoStatus r : promote.subList(i, Math.min(promote.size(), i + 10_000))) {
-                    b.put(r.key(), r.status(RepoStatus.Status.PENDING).updatedAt(now).toJson());
-                }
-                b.commit();
-            }
-        }
-        if (!promote.isEmpty()) {
-            LOG.infof("backfill recovery: %d not_started repos promoted to pending", promote.size());
+        });
+        promoted[0] += promote(promote);
+        if (promoted[0] > 0) {
+            LOG.infof("backfill recovery: %d not_started repos promoted to pending", promoted[0]);
         }
         countsLoaded = true;
+    }
+
+    /** Writes {@code rows} as pending in one synced batch and empties the list. */
+    private int promote(List<RepoStatus> rows) {
+        int n = rows.size();
+        if (n == 0) {
+            return 0;
+        }
+        Instant now = Instant.now();
+        try (MetaStore.Batch b = store.batch()) {
+            for (RepoStatus r : rows) {
+                b.put(r.key(), r.status(RepoStatus.Status.PENDING).updatedAt(now).toJson());
+            }
+            b.commit();
+        }
+        rows.clear();
+        return n;
     }
 
     // ------------------------------------------------------------------ run
@@ -240,7 +261,7 @@ public final class BackfillEngine implements AutoCloseable {
                 }
                 for (java.util.concurrent.Future<?> f : tasks) {
                     try {
-                        f.get();
+                        awaitCrawl(f);
                     } catch (java.util.concurrent.ExecutionException e) {
                         Throwable c = e.getCause();
                         if (closed || c instanceof InterruptedException) {
@@ -264,6 +285,24 @@ public final class BackfillEngine implements AutoCloseable {
             ticker.join();
             publish();
             LOG.info(progress().line());
+        }
+    }
+
+    /**
+     * Waits for one host's crawl. A crawl still queued behind the pool when the engine closes never
+     * runs (the pool drops it), so the wait gives up on close instead of blocking forever.
+     */
+    private void awaitCrawl(java.util.concurrent.Future<?> f)
+            throws InterruptedException, java.util.concurrent.ExecutionException {
+        while (true) {
+            try {
+                f.get(200, TimeUnit.MILLISECONDS);
+                return;
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (closed) {
+                    throw new InterruptedException("backfill engine closed");
+                }
+            }
         }
     }
 
@@ -402,7 +441,6 @@ public final class BackfillEngine implements AutoCloseable {
     // ------------------------------------------------------------------ one host
 
     private void crawl(HostRun h, Mode mode) throws InterruptedException {
-        activeHosts.acquire();
         bm.activeHosts.incrementAndGet();
         try {
             Instant now = Instant.now();
@@ -445,7 +483,6 @@ public final class BackfillEngine implements AutoCloseable {
             stageHost(h);
         } finally {
             bm.activeHosts.decrementAndGet();
-            activeHosts.release();
         }
     }
 
@@ -651,7 +688,11 @@ public final class BackfillEngine implements AutoCloseable {
             RepoStatus row = RepoStatus.discovered(j.did, h.hostname, now).status(RepoStatus.Status.COMPLETE)
                     .backfillRev(rows.rev()).rev(rows.rev()).attempts(j.attempts + 1).startedAt(started).completedAt(now)
                     .lastAttemptedAt(now).recordCount(rows.records()).totalBytes(rows.carBytes());
-            bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
+            try {
+                bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
+            } finally {
+                fetcher.release(rows);
+            }
             records.addAndGet(rows.records());
             bytes.addAndGet(rows.carBytes());
             bm.records.increment(rows.records());
@@ -829,54 +870,13 @@ public final class BackfillEngine implements AutoCloseable {
         if (!countsLoaded) {
             recover();
         }
-        List<RepoStatus> pending = new ArrayList<>();
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
-                    StandardCharsets.UTF_8);
-            RepoStatus r = RepoStatus.parse(did, kv[1]);
-            if (r.status() == RepoStatus.Status.PENDING) {
-                pending.add(r);
-            }
+        long handled = PendingPass.run(store, settings, upstream, replacer, downloads, (from, to) -> {
+            counts.get(from).decrementAndGet();
+            counts.get(to).incrementAndGet();
+        });
+        if (handled > 0) {
+            publish();
         }
-        if (pending.isEmpty()) {
-            return;
-        }
-        LOG.infof("backfill: pending retry pass over %d repos", pending.size());
-        Map<String, Semaphore> perHost = new ConcurrentHashMap<>();
-        List<java.util.concurrent.Future<?>> tasks = new ArrayList<>();
-        for (RepoStatus r : pending) {
-            Semaphore hs = perHost.computeIfAbsent(r.pds(), k -> new Semaphore(settings.hostWorkersMax()));
-            tasks.add(downloads.submit(() -> {
-                hs.acquire();
-                try {
-                    WholeRepoReplacer.Outcome o = replacer.replace(r, upstream.baseFor(r.pds()), 2);
-                    if (o == WholeRepoReplacer.Outcome.HOST_PARKED) {
-                        replacer.fail(r, "host unreachable or rate limited", Instant.now());
-                        o = WholeRepoReplacer.Outcome.FAILED;
-                    }
-                    counts.get(RepoStatus.Status.PENDING).decrementAndGet();
-                    counts.get(switch (o) {
-                        case COMPLETE -> RepoStatus.Status.COMPLETE;
-                        case UNAVAILABLE -> RepoStatus.Status.UNAVAILABLE;
-                        default -> RepoStatus.Status.FAILED;
-                    }).incrementAndGet();
-                } finally {
-                    hs.release();
-                }
-                return null;
-            }));
-        }
-        for (java.util.concurrent.Future<?> f : tasks) {
-            try {
-                f.get();
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    throw re;
-                }
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-        publish();
     }
 
     // ------------------------------------------------------------------ progress

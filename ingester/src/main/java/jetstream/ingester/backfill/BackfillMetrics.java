@@ -43,6 +43,7 @@ final class BackfillMetrics {
     /** Completions handed to the writer and not yet taken into its durability batch. */
     final AtomicLong completionQueueDepth = new AtomicLong();
     final Timer completionQueueWait;
+    final Counter spooledCars;
     final Timer handleRepo;
     final Timer slotWait;
     final AtomicLong activeHosts = new AtomicLong();
@@ -80,6 +81,7 @@ final class BackfillMetrics {
         completionQueueWait = Timer.builder("jetstream_backfill_completion_queue_wait_seconds").register(r);
         Gauge.builder("jetstream_backfill_completion_queue_depth", completionQueueDepth, AtomicLong::doubleValue)
                 .register(r);
+        spooledCars = r.counter("jetstream_backfill_spooled_cars_total");
         handleRepo = Timer.builder("jetstream_backfill_handle_repo_duration_seconds").register(r);
         slotWait = Timer.builder("jetstream_backfill_download_slot_wait_seconds").register(r);
         Gauge.builder("jetstream_backfill_engine_active_hosts", activeHosts, AtomicLong::doubleValue).register(r);

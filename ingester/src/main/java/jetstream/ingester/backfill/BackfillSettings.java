@@ -27,12 +27,19 @@ import jetstream.atproto.syntax.Did;
  * @param checkpointInterval forced checkpoint period for staged cursors (reference: 30 s)
  * @param hostRetryDelay how long an unreachable host parks before its one retry
  * @param progressInterval period of the progress log line and feed frame
+ * @param maxInflightBytes {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: repository CAR bytes held in heap
+ *     at once, over every download (more spools to disk)
+ * @param spoolThresholdBytes {@code JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES}: a CAR larger than this is
+ *     spooled to {@code <data>/backfill-spool/} and parsed from there
  */
 public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
                                int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
                                List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
                                int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
-                               Duration hostRetryDelay, Duration progressInterval) {
+                               Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
+                               long spoolThresholdBytes) {
+    public static final long DEFAULT_MAX_INFLIGHT_BYTES = 512L << 20;
+    public static final long DEFAULT_SPOOL_THRESHOLD_BYTES = 64L << 20;
 
     /** Where the roster comes from. */
     public enum UpstreamMode {
@@ -51,6 +58,18 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                 default -> throw new IllegalArgumentException("JETSTREAM_UPSTREAM_MODE must be auto, relay or pds, got " + s);
             };
         }
+    }
+
+    /** The settings with the default in-flight budget and spool threshold. */
+    public BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
+                            int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
+                            List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
+                            int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
+                            Duration hostRetryDelay, Duration progressInterval) {
+        this(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts, batchSize,
+                backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
+                checkpointInterval, hostRetryDelay, progressInterval, DEFAULT_MAX_INFLIGHT_BYTES,
+                DEFAULT_SPOOL_THRESHOLD_BYTES);
     }
 
     public BackfillSettings {
@@ -72,6 +91,8 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         if (maxBackfillRepos < 0) {
             throw new IllegalArgumentException("JETSTREAM_MAX_BACKFILL_REPOS must be >= 0");
         }
+        positive("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES", maxInflightBytes);
+        positive("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES", spoolThresholdBytes);
         positive("JETSTREAM_FAILED_REPO_RETRY_WORKERS", retryWorkers);
         positive("JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS", retryHostWorkers);
         if (retryInterval.isNegative() || retryMaxDelay.isNegative()) {
@@ -103,7 +124,8 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         return new BackfillSettings(config.relayUrl(), UpstreamMode.parse(config.upstreamMode()), b.allowLoopback(),
                 b.globalDownloads(), b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
                 parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(), r.hostWorkers(),
-                r.maxDelay(), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10));
+                r.maxDelay(), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10), b.maxInflightBytes(),
+                b.spoolThresholdBytes());
     }
 
     /** {@code did1,did2}: the DIDs, each checked, duplicates removed; blank gives none. */
@@ -135,6 +157,13 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
     public BackfillSettings withUpstreamMode(UpstreamMode m) {
         return new BackfillSettings(upstreamUrl, m, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts,
                 batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
-                checkpointInterval, hostRetryDelay, progressInterval);
+                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes);
+    }
+
+    /** These settings with another in-flight budget and spool threshold. */
+    public BackfillSettings withCarBudget(long inflightBytes, long spoolThreshold) {
+        return new BackfillSettings(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts,
+                maxHosts, batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers,
+                retryMaxDelay, checkpointInterval, hostRetryDelay, progressInterval, inflightBytes, spoolThreshold);
     }
 }

@@ -1,18 +1,13 @@
 package jetstream.ingester.backfill;
 
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -54,9 +49,11 @@ public final class FailedRepoRetrier implements AutoCloseable {
         this.bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
+        CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
+                BackfillEngine.spoolDir(store, "retrier"), bm.spooledCars);
         Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target));
-        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics), writer, bm, s.retryInterval(),
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
+        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
                 s.retryMaxDelay());
         this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {
             Thread t = new Thread(r, "failed-repo-retry");
@@ -92,77 +89,65 @@ public final class FailedRepoRetrier implements AutoCloseable {
         }
     }
 
-    /** One pass over the eligible failed rows, now. */
+    /**
+     * One pass over the eligible failed rows, now: the {@code repo/} rows stream past in bounded
+     * pages and each candidate is handed to the workers as it is read, with at most a few tasks
+     * per worker waiting, so the pass holds a bounded number of rows whatever the network's size.
+     */
     public Pass runPass() throws InterruptedException {
         bm.retryPasses.increment();
         Instant now = Instant.now();
-        Map<String, List<RepoStatus>> byHost = new LinkedHashMap<>();
-        int candidates = 0;
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], RepoStatus.KEY_PREFIX.length(), kv[0].length - RepoStatus.KEY_PREFIX.length(),
-                    StandardCharsets.UTF_8);
-            RepoStatus r = RepoStatus.parse(did, kv[1]);
-            if (r.status() == RepoStatus.Status.FAILED && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now))) {
-                byHost.computeIfAbsent(r.pds(), k -> new ArrayList<>()).add(r);
-                candidates++;
-            }
-        }
-        bm.retryCandidates.increment(candidates);
+        Map<String, Semaphore> hostSlots = new ConcurrentHashMap<>();
         Set<String> parked = ConcurrentHashMap.newKeySet();
-        int[] tally = new int[4];
-        List<Future<?>> tasks = new ArrayList<>();
-        for (Map.Entry<String, List<RepoStatus>> e : byHost.entrySet()) {
-            String host = e.getKey();
-            Semaphore hostSlots = new Semaphore(settings.retryHostWorkers());
-            String base = upstream.baseFor(host);
-            for (RepoStatus r : e.getValue()) {
-                tasks.add(workers.submit(() -> {
-                    hostSlots.acquire();
-                    try {
-                        if (closed) {
-                            return null;
-                        }
-                        if (parked.contains(host)) {
-                            bm.retrySkippedHostParked.increment();
-                            count(tally, 3);
-                            return null;
-                        }
-                        bm.retryAttempts.increment();
-                        WholeRepoReplacer.Outcome o = replacer.replace(r, base, 1);
-                        switch (o) {
-                            case COMPLETE -> {
-                                bm.retrySucceeded.increment();
-                                count(tally, 0);
-                            }
-                            case UNAVAILABLE -> count(tally, 1);
-                            case FAILED -> {
-                                bm.retryFailed.increment();
-                                count(tally, 2);
-                            }
-                            case HOST_PARKED -> {
-                                parked.add(host);
-                                bm.retrySkippedHostParked.increment();
-                                count(tally, 3);
-                            }
-                        }
-                    } finally {
-                        hostSlots.release();
-                    }
-                    return null;
-                }));
+        int[] tally = new int[5];
+        BoundedTasks tasks = new BoundedTasks(workers, settings.retryWorkers() * 4);
+        RepoRows.forEach(store, r -> {
+            if (closed || r.status() != RepoStatus.Status.FAILED
+                    || (r.nextAttemptAt() != null && r.nextAttemptAt().isAfter(now))) {
+                return;
             }
-        }
-        for (Future<?> f : tasks) {
-            try {
-                f.get();
-            } catch (java.util.concurrent.ExecutionException ex) {
-                if (ex.getCause() instanceof RuntimeException re) {
-                    throw re;
+            count(tally, 4);
+            bm.retryCandidates.increment();
+            String host = r.pds();
+            Semaphore slots = hostSlots.computeIfAbsent(host, k -> new Semaphore(settings.retryHostWorkers()));
+            tasks.submit(() -> retry(r, host, slots, parked, tally));
+        });
+        tasks.await();
+        return new Pass(tally[4], tally[0], tally[1], tally[2], tally[3]);
+    }
+
+    private void retry(RepoStatus r, String host, Semaphore hostSlots, Set<String> parked, int[] tally)
+            throws InterruptedException {
+        hostSlots.acquire();
+        try {
+            if (closed) {
+                return;
+            }
+            if (parked.contains(host)) {
+                bm.retrySkippedHostParked.increment();
+                count(tally, 3);
+                return;
+            }
+            bm.retryAttempts.increment();
+            switch (replacer.replace(r, upstream.baseFor(host), 1)) {
+                case COMPLETE -> {
+                    bm.retrySucceeded.increment();
+                    count(tally, 0);
                 }
-                throw new IllegalStateException(ex.getCause());
+                case UNAVAILABLE -> count(tally, 1);
+                case FAILED -> {
+                    bm.retryFailed.increment();
+                    count(tally, 2);
+                }
+                case HOST_PARKED -> {
+                    parked.add(host);
+                    bm.retrySkippedHostParked.increment();
+                    count(tally, 3);
+                }
             }
+        } finally {
+            hostSlots.release();
         }
-        return new Pass(candidates, tally[0], tally[1], tally[2], tally[3]);
     }
 
     private static void count(int[] tally, int i) {

@@ -26,9 +26,13 @@ final class RepoFetcher {
     /** What a fetch produced. */
     sealed interface Result permits Rows, Unavailable, RateLimited, Unreachable, Failed {}
 
-    /** Rows to append (kind 1, or kind 6 then 7s), the head rev, record and CAR byte counts. */
-    record Rows(List<jetstream.atproto.firehose.ArchiveRow> rows, String rev, long records, long carBytes)
-            implements Result {}
+    /**
+     * Rows to append (kind 1, or kind 6 then 7s), the head rev, record and CAR byte counts;
+     * {@code heldBytes} of the in-flight budget stay held until {@link #release} (the rows alias the
+     * CAR's buffer, so the bytes are in heap until they are queued to the writer).
+     */
+    record Rows(List<jetstream.atproto.firehose.ArchiveRow> rows, String rev, long records, long carBytes,
+                long heldBytes) implements Result {}
 
     /** The repo cannot be fetched (deactivated, taken down, not found): terminal. */
     record Unavailable(String error) implements Result {}
@@ -44,10 +48,17 @@ final class RepoFetcher {
 
     private final Xrpc xrpc;
     private final IngestMetrics metrics;
+    private final CarSpool spool;
 
     RepoFetcher(Xrpc xrpc, IngestMetrics metrics) {
+        this(xrpc, metrics, null);
+    }
+
+    /** @param spool the spool {@code xrpc} reads getRepo bodies through, whose budget rows hold; may be null */
+    RepoFetcher(Xrpc xrpc, IngestMetrics metrics, CarSpool spool) {
         this.xrpc = xrpc;
         this.metrics = metrics;
+        this.spool = spool;
     }
 
     /**
@@ -58,12 +69,32 @@ final class RepoFetcher {
     Result fetch(String base, String did, boolean replacement) throws InterruptedException {
         Xrpc.Answer a = xrpc.getRepo(base, did);
         return switch (a.outcome()) {
-            case OK -> convert(did, a.body(), replacement);
+            case OK -> a.spooled() != null ? convertSpooled(did, a.spooled(), replacement) : held(did, a.body(), replacement);
             case RATE_LIMITED -> new RateLimited(a.retryAfterMillis());
             case HOST_UNREACHABLE -> new Unreachable(a.error());
             case REPO_UNAVAILABLE -> new Unavailable(a.error());
             case NOT_IMPLEMENTED, BAD_RESPONSE -> new Failed(a.error(), true);
         };
+    }
+
+    /** Gives back the budget a result holds (after its rows were queued, or when they are dropped). */
+    void release(Result r) {
+        if (spool != null && r instanceof Rows rows) {
+            spool.release(rows.heldBytes());
+        }
+    }
+
+    /** A CAR read into heap: its rows keep its bytes held; any other result frees them now. */
+    private Result held(String did, byte[] car, boolean replacement) {
+        Result r = convert(did, car, replacement);
+        if (spool == null) {
+            return r;
+        }
+        if (r instanceof Rows rows) {
+            return new Rows(rows.rows(), rows.rev(), rows.records(), rows.carBytes(), car.length);
+        }
+        spool.release(car.length);
+        return r;
     }
 
     /** Converts a repository CAR already in memory (also the benchmark's entry point). */
@@ -72,19 +103,55 @@ final class RepoFetcher {
         List<RepoRecord> records = new ArrayList<>();
         try {
             repo = Repo.read(car);
-            if (!did.equals(repo.commit().did())) {
-                return new Failed("repo_did_mismatch", true);
-            }
-            if (!Tid.isValid(repo.commit().rev())) {
-                metrics.dropped(SOURCE, Drop.INVALID_REV);
-                return new Failed(Drop.INVALID_REV, false);
+            Failed bad = checkCommit(did, repo.commit());
+            if (bad != null) {
+                return bad;
             }
             repo.walk((key, cid, block) -> records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
                     block == null ? null : new ByteSlice(block.buffer(), block.offset(), block.length()))));
         } catch (DecodeException e) {
             return new Failed(e.reason(), true);
         }
-        String rev = repo.commit().rev();
+        return rows(did, repo.commit().rev(), records, replacement, car.length);
+    }
+
+    /** Converts a CAR spooled to a file (larger than the in-heap threshold), then deletes the file. */
+    Result convertSpooled(String did, java.nio.file.Path file, boolean replacement) {
+        try {
+            long size = java.nio.file.Files.size(file);
+            List<RepoRecord> records = new ArrayList<>();
+            String rev;
+            try (SpooledCar car = SpooledCar.open(file)) {
+                Failed bad = checkCommit(did, car.commit());
+                if (bad != null) {
+                    return bad;
+                }
+                rev = car.commit().rev();
+                car.walk((key, cid, block) -> records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
+                        block == null ? null : new ByteSlice(block, 0, block.length))));
+            }
+            return rows(did, rev, records, replacement, size);
+        } catch (DecodeException e) {
+            return new Failed(e.reason(), true);
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            return new Failed("spool_io: " + e.getMessage(), true);
+        } finally {
+            CarSpool.delete(file);
+        }
+    }
+
+    private Failed checkCommit(String did, jetstream.atproto.sync.Commit commit) {
+        if (!did.equals(commit.did())) {
+            return new Failed("repo_did_mismatch", true);
+        }
+        if (!Tid.isValid(commit.rev())) {
+            metrics.dropped(SOURCE, Drop.INVALID_REV);
+            return new Failed(Drop.INVALID_REV, false);
+        }
+        return null;
+    }
+
+    private Result rows(String did, String rev, List<RepoRecord> records, boolean replacement, long carBytes) {
         RowConverter.Result r = replacement ? new RowConverter().replacement(did, rev, Instant.now(), records)
                 : new RowConverter().backfill(did, rev, records);
         for (Drop d : r.drops()) {
@@ -94,6 +161,6 @@ final class RepoFetcher {
             return new Failed(r.drops().get(0).reason(), false);
         }
         long kept = replacement ? r.rows().size() - 1 : r.rows().size();
-        return new Rows(r.rows(), rev, kept, car.length);
+        return new Rows(r.rows(), rev, kept, carBytes, 0);
     }
 }

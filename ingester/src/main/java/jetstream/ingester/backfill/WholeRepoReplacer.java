@@ -51,7 +51,11 @@ final class WholeRepoReplacer {
                         .nextAttemptAt(null).startedAt(started).completedAt(now).updatedAt(now)
                         .recordCount(rows.records()).totalBytes(rows.carBytes()).active(true);
                 bm.activeChanged(wasActive, true);
-                bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
+                try {
+                    bm.submitCompletion(writer, rows.rows(), Map.of(row.key(), row.toJson()));
+                } finally {
+                    fetcher.release(rows);
+                }
                 bm.records.increment(rows.records());
                 bm.bytes.increment(rows.carBytes());
                 return Outcome.COMPLETE;

@@ -14,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,8 +47,16 @@ final class Xrpc {
         BAD_RESPONSE
     }
 
-    /** A classified answer; {@code body} only for OK; {@code retryAfterMillis} for RATE_LIMITED. */
-    record Answer(Outcome outcome, byte[] body, String error, long retryAfterMillis) {
+    /**
+     * A classified answer; {@code body} only for OK; {@code retryAfterMillis} for RATE_LIMITED. An
+     * OK getRepo through a {@link CarSpool} has either {@code body} (its length held from the
+     * spool's budget) or {@code spooled}, the file holding it.
+     */
+    record Answer(Outcome outcome, byte[] body, String error, long retryAfterMillis, Path spooled) {
+        Answer(Outcome outcome, byte[] body, String error, long retryAfterMillis) {
+            this(outcome, body, error, retryAfterMillis, null);
+        }
+
         static Answer of(Outcome o, String error) {
             return new Answer(o, null, error, 0);
         }
@@ -68,12 +77,19 @@ final class Xrpc {
     private final Duration pageTimeout;
     private final Duration repoTimeout;
     private final java.util.function.Predicate<URI> redirectAllowed;
+    /** Where getRepo bodies go (budget, spool files); null: held in heap, bounded only by the CAR cap. */
+    private final CarSpool spool;
 
     /**
      * @param redirectAllowed whether a redirect target may be dialled; a client that follows
      *     redirects itself is replaced by one that does not, so no target escapes this check
      */
     Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
+        this(http, pageTimeout, repoTimeout, redirectAllowed, null);
+    }
+
+    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
+         CarSpool spool) {
         this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
                 : HttpClient.newBuilder().version(http.version())
                         .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
@@ -81,6 +97,7 @@ final class Xrpc {
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
         this.redirectAllowed = redirectAllowed;
+        this.spool = spool;
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {
@@ -93,7 +110,7 @@ final class Xrpc {
 
     Answer getRepo(String base, String did) throws InterruptedException {
         return get(base, "com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8), repoTimeout,
-                MAX_CAR_BYTES);
+                MAX_CAR_BYTES, spool);
     }
 
     private static String cursorParam(String cursor) {
@@ -101,6 +118,11 @@ final class Xrpc {
     }
 
     private Answer get(String base, String pathAndQuery, Duration timeout, long maxBytes) throws InterruptedException {
+        return get(base, pathAndQuery, timeout, maxBytes, null);
+    }
+
+    private Answer get(String base, String pathAndQuery, Duration timeout, long maxBytes, CarSpool carSpool)
+            throws InterruptedException {
         String b = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         URI uri;
         try {
@@ -109,7 +131,7 @@ final class Xrpc {
             return Answer.of(Outcome.HOST_UNREACHABLE, "bad_url");
         }
         for (int hop = 0; ; hop++) {
-            Object r = send(uri, timeout, maxBytes);
+            Object r = send(uri, timeout, maxBytes, carSpool);
             if (r instanceof Answer a) {
                 return a;
             }
@@ -123,7 +145,7 @@ final class Xrpc {
     }
 
     /** The classified answer, or the URI a redirect points to. */
-    private Object send(URI uri, Duration timeout, long maxBytes) throws InterruptedException {
+    private Object send(URI uri, Duration timeout, long maxBytes, CarSpool carSpool) throws InterruptedException {
         HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
         HttpResponse<InputStream> resp;
         try {
@@ -136,16 +158,25 @@ final class Xrpc {
             }
             return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
         }
+        long declared = resp.headers().firstValueAsLong("content-length").orElse(-1);
+        int status = resp.statusCode();
         byte[] body;
         try (InputStream in = resp.body()) {
-            body = readBounded(in, resp.headers().firstValueAsLong("content-length").orElse(-1), maxBytes);
+            if (carSpool != null && status == 200) {
+                Object got = carSpool.read(in, declared, maxBytes);
+                if (got instanceof Path file) {
+                    return new Answer(Outcome.OK, null, null, 0, file);
+                }
+                body = (byte[]) got;
+            } else {
+                body = readBounded(in, declared, maxBytes);
+            }
         } catch (IOException e) {
             return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
         }
         if (body == null) {
             return Answer.of(Outcome.BAD_RESPONSE, "body_too_large");
         }
-        int status = resp.statusCode();
         if (status >= 301 && status <= 308 && status != 304 && status != 305 && status != 306) {
             var loc = resp.headers().firstValue("location");
             if (loc.isEmpty()) {

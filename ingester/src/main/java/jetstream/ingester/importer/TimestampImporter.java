@@ -476,13 +476,13 @@ public final class TimestampImporter implements AutoCloseable {
         publish(job);
         Set<Long> done = new HashSet<>();
         int prefix = segKeyPrefix(job.id()).length();
-        for (byte[][] kv : cx.store().scan(segKeyPrefix(job.id()))) {
+        cx.store().forEach(segKeyPrefix(job.id()), (k, v) -> {
             long seg = 0;
             for (int i = 0; i < 8; i++) {
-                seg = (seg << 8) | (kv[0][prefix + i] & 0xFF);
+                seg = (seg << 8) | (k[prefix + i] & 0xFF);
             }
             done.add(seg);
-        }
+        });
         Path dir = scratch(job);
         List<Long> segments = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {

@@ -50,18 +50,18 @@ final class PendingResyncs {
      */
     static PendingResyncs recover(MetaStore store, int maxPerDid, long maxBytes) {
         PendingResyncs p = new PendingResyncs(maxPerDid, maxBytes);
-        for (byte[][] kv : store.scan(RESYNC_PREFIX)) {
-            String key = new String(kv[0], StandardCharsets.US_ASCII);
-            if (kv[1].length != 1 || kv[1][0] != VERSION) {
+        store.forEach(RESYNC_PREFIX, (k, v) -> {
+            String key = new String(k, StandardCharsets.US_ASCII);
+            if (v.length != 1 || v[0] != VERSION) {
                 throw new IllegalStateException(key + " is not a version-1 resync marker");
             }
             p.pending.put(key.substring(RESYNC_PREFIX.length()), new ArrayDeque<>());
-        }
+        });
         // keys sort by DID, then by the fixed-width seq: each DID's events come back in arrival order
-        for (byte[][] kv : store.scan(HELD_PREFIX)) {
-            String key = new String(kv[0], StandardCharsets.US_ASCII);
+        store.forEach(HELD_PREFIX, (k, v) -> {
+            String key = new String(k, StandardCharsets.US_ASCII);
             int slash = key.lastIndexOf('/');
-            if (slash <= HELD_PREFIX.length() || key.length() - slash - 1 != 20 || kv[1].length < 1 || kv[1][0] != VERSION) {
+            if (slash <= HELD_PREFIX.length() || key.length() - slash - 1 != 20 || v.length < 1 || v[0] != VERSION) {
                 throw new IllegalStateException(key + " is not a version-1 held event");
             }
             String did = key.substring(HELD_PREFIX.length(), slash);
@@ -69,9 +69,9 @@ final class PendingResyncs {
             if (q == null) {
                 throw new IllegalStateException(key + " is held for a DID with no pending resync");
             }
-            q.add(new Held(Long.parseLong(key.substring(slash + 1)), java.util.Arrays.copyOfRange(kv[1], 1, kv[1].length)));
-            p.heldBytes += kv[1].length - 1;
-        }
+            q.add(new Held(Long.parseLong(key.substring(slash + 1)), java.util.Arrays.copyOfRange(v, 1, v.length)));
+            p.heldBytes += v.length - 1;
+        });
         return p;
     }
 

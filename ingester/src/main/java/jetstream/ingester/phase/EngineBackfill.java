@@ -6,11 +6,15 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.IngesterCore;
 import jetstream.ingester.backfill.BackfillEngine;
 import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.backfill.ExhaustedHosts;
 import jetstream.ingester.backfill.FailedRepoRetrier;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 
-/** The phase machine's {@link Backfill} on the real engine and failed-repo retrier (both on the archive writer). */
+/**
+ * The phase machine's {@link Backfill} on the real engine, the failed-repo retrier and the
+ * steady-state re-enumeration of exhausted hosts (all on the archive writer).
+ */
 public final class EngineBackfill implements Backfill {
     private final BackfillSettings settings;
     private final HttpClient http;
@@ -20,6 +24,7 @@ public final class EngineBackfill implements Backfill {
     private final UnaryOperator<String> pdsRoute;
     private final BackfillEngine engine;
     private FailedRepoRetrier retrier;
+    private ExhaustedHosts relister;
 
     private EngineBackfill(BackfillSettings settings, HttpClient http, MetaStore store, SteadyWriter archive,
                            IngestMetrics metrics, UnaryOperator<String> pdsRoute) {
@@ -66,11 +71,17 @@ public final class EngineBackfill implements Backfill {
         if (retrier == null) {
             retrier = new FailedRepoRetrier(settings, http, store, archive, metrics, pdsRoute);
             retrier.start();
+            relister = new ExhaustedHosts(settings, http, store, archive, metrics, pdsRoute, ExhaustedHosts.FIRST_DELAY,
+                    ExhaustedHosts.MAX_DELAY);
+            relister.start();
         }
     }
 
     @Override
     public synchronized void close() {
+        if (relister != null) {
+            relister.close();
+        }
         if (retrier != null) {
             retrier.close();
         }

@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -23,6 +24,11 @@ import org.rocksdb.WriteOptions;
  */
 public final class MetaStore implements AutoCloseable {
     public static final String DIR_NAME = "meta.rocksdb";
+    /** RocksDB block cache (data, index and filter blocks): 64 MiB. */
+    public static final long BLOCK_CACHE_BYTES = 64L << 20;
+    /** One memtable: 32 MiB; at most {@link #MAX_WRITE_BUFFERS} of them (96 MiB). */
+    public static final long WRITE_BUFFER_BYTES = 32L << 20;
+    public static final int MAX_WRITE_BUFFERS = 3;
 
     static {
         RocksDB.loadLibrary();
@@ -30,6 +36,7 @@ public final class MetaStore implements AutoCloseable {
 
     private final Path dir;
     private final Options options;
+    private final LRUCache cache;
     private final RocksDB db;
     private final WriteOptions sync;
     private volatile OpObserver observer = OpObserver.NONE;
@@ -42,9 +49,10 @@ public final class MetaStore implements AutoCloseable {
         void record(String op, boolean ok, long nanos);
     }
 
-    private MetaStore(Path dir, Options options, RocksDB db) {
+    private MetaStore(Path dir, Options options, LRUCache cache, RocksDB db) {
         this.dir = dir;
         this.options = options;
+        this.cache = cache;
         this.db = db;
         this.sync = new WriteOptions().setSync(true);
     }
@@ -52,13 +60,19 @@ public final class MetaStore implements AutoCloseable {
     /** Opens (creating) {@code <dataDir>/meta.rocksdb}. */
     public static MetaStore open(Path dataDir) {
         Path dir = dataDir.resolve(DIR_NAME);
+        LRUCache cache = new LRUCache(BLOCK_CACHE_BYTES);
+        // explicit sizes, so native memory does not grow with the key space: block cache + at most
+        // MAX_WRITE_BUFFERS memtables (docs/configuration.md, "Memory")
         Options options = new Options().setCreateIfMissing(true)
-                .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(new BloomFilter(10)));
+                .setWriteBufferSize(WRITE_BUFFER_BYTES).setMaxWriteBufferNumber(MAX_WRITE_BUFFERS)
+                .setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(new BloomFilter(10))
+                        .setBlockCache(cache).setCacheIndexAndFilterBlocks(true));
         try {
             Files.createDirectories(dataDir);
-            return new MetaStore(dir, options, RocksDB.open(options, dir.toString()));
+            return new MetaStore(dir, options, cache, RocksDB.open(options, dir.toString()));
         } catch (RocksDBException | java.io.IOException e) {
             options.close();
+            cache.close();
             throw new MetaStoreException("opening", dir, e);
         }
     }
@@ -84,13 +98,48 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
-    /** Keys and values under {@code prefix}, in key order. */
-    public List<byte[][]> scan(String prefix) {
+    /** Rows a scan reads per iterator: a pass over every {@code repo/} row holds at most this many at once. */
+    public static final int SCAN_BATCH_ROWS = 4096;
+
+    /**
+     * Visits every key and value under {@code prefix} in key order, reading them in batches of
+     * {@link #SCAN_BATCH_ROWS} (see {@link #page}). Memory stays bounded whatever the number of
+     * rows: a network has tens of millions of {@code repo/} rows, which never fit in a list.
+     */
+    public void forEach(String prefix, java.util.function.BiConsumer<byte[], byte[]> visitor) {
+        byte[] after = null;
+        while (true) {
+            List<byte[][]> rows = page(prefix, after, SCAN_BATCH_ROWS);
+            for (byte[][] kv : rows) {
+                visitor.accept(kv[0], kv[1]);
+            }
+            if (rows.size() < SCAN_BATCH_ROWS) {
+                return;
+            }
+            after = rows.get(rows.size() - 1)[0];
+        }
+    }
+
+    /**
+     * At most {@code max} rows under {@code prefix} whose key sorts after {@code after} (null: from
+     * the start of the prefix), in key order. The iterator is closed before this returns, so a
+     * caller that works on a page for a long time (downloads) pins no RocksDB version, and rows it
+     * rewrites behind its position are not visited again. Fewer than {@code max} rows: the end.
+     */
+    public List<byte[][]> page(String prefix, byte[] after, int max) {
         byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
-        List<byte[][]> out = new ArrayList<>();
+        List<byte[][]> out = new ArrayList<>(Math.min(max, 1024));
         long t0 = System.nanoTime();
         try (RocksIterator it = db.newIterator()) {
-            for (it.seek(p); it.isValid(); it.next()) {
+            if (after == null) {
+                it.seek(p);
+            } else {
+                it.seek(after);
+                if (it.isValid() && Arrays.equals(it.key(), after)) {
+                    it.next();
+                }
+            }
+            for (; it.isValid() && out.size() < max; it.next()) {
                 byte[] k = it.key();
                 if (k.length < p.length || !Arrays.equals(k, 0, p.length, p, 0, p.length)) {
                     break;
@@ -171,6 +220,7 @@ public final class MetaStore implements AutoCloseable {
         sync.close();
         db.close();
         options.close();
+        cache.close();
     }
 
     /** A failed metadata read or write: fatal, with the ENOSPC operator message when the disk is full. */

@@ -44,9 +44,7 @@ public final class SeqLease {
             throw new IllegalArgumentException("lease size must be positive");
         }
         List<Vacancy> vacancies = new ArrayList<>();
-        for (byte[][] kv : store.scan(MetaKeys.SEQ_GAP_PREFIX)) {
-            vacancies.add(MetaKeys.parseGap(kv[0], kv[1]));
-        }
+        store.forEach(MetaKeys.SEQ_GAP_PREFIX, (k, v) -> vacancies.add(MetaKeys.parseGap(k, v)));
         long persistedNext = MetaKeys.readU64le(MetaKeys.SEQ_NEXT, store.get(MetaKeys.SEQ_NEXT));
         long reserved = MetaKeys.readU64le(MetaKeys.SEQ_MAX_RESERVED, store.get(MetaKeys.SEQ_MAX_RESERVED));
         long frontier = Math.max(1, Math.max(persistedNext, lastSeqOnDisk + 1));

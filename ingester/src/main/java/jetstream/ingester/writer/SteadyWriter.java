@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -88,6 +88,14 @@ public final class SteadyWriter implements AutoCloseable {
         long indexedAt(ArchiveRow row);
     }
 
+    /**
+     * Bound on the bytes waiting in a writer's queue (row payloads and staged metadata). A
+     * repository's rows arrive as one submission, so the bound is in bytes, not submissions.
+     */
+    public static final long QUEUE_BYTES = 64L << 20;
+    /** Items taken from the queue before staged metadata is committed (group commit). */
+    private static final int DRAIN_PER_COMMIT = 1024;
+
     private final Tree tree;
     private final MetaStore store;
     private final SegmentWriter segments;
@@ -96,7 +104,9 @@ public final class SteadyWriter implements AutoCloseable {
     private final ReadableLog log;
     private final IngestMetrics metrics;
     private final Consumer<Throwable> onFatal;
-    private final BlockingQueue<Object> queue;
+    /** Submissions and steps; its bound is {@link #queueBudget} bytes, not a count of items. */
+    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    private final ByteBudget queueBudget;
     private final Map<String, byte[]> staged = new LinkedHashMap<>();
     private final Thread thread;
     private final AtomicLong appended = new AtomicLong();
@@ -109,13 +119,13 @@ public final class SteadyWriter implements AutoCloseable {
 
     private SteadyWriter(Tree tree, Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                          long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
-                         Consumer<Throwable> onFatal, int queueCapacity) throws IOException {
+                         Consumer<Throwable> onFatal, long queueBytes) throws IOException {
         this.tree = tree;
         this.dataDir = dataDir;
         this.store = store;
         this.metrics = metrics;
         this.onFatal = onFatal;
-        this.queue = new ArrayBlockingQueue<>(queueCapacity);
+        this.queueBudget = new ByteBudget(queueBytes);
         Path segDir = tree.dir(dataDir);
         createDurably(io, dataDir, segDir);
         SegmentWriter.Listener listener = new SegmentWriter.Listener() {
@@ -154,7 +164,7 @@ public final class SteadyWriter implements AutoCloseable {
                                     long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
                                     Consumer<Throwable> onFatal) throws IOException {
         SteadyWriter w = new SteadyWriter(Tree.SEGMENTS, dataDir, store, config, io, leaseSize, logBudget, feedWake,
-                metrics, onFatal, 1024);
+                metrics, onFatal, QUEUE_BYTES);
         w.log.control(new FeedFrame.WriterRunning(true));
         w.thread.start();
         return w;
@@ -164,7 +174,7 @@ public final class SteadyWriter implements AutoCloseable {
     public static SteadyWriter openLiveCapture(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                                                IngestMetrics metrics, Consumer<Throwable> onFatal) throws IOException {
         SteadyWriter w = new SteadyWriter(Tree.LIVE_CAPTURE, dataDir, store, config, io, 1, 0, null, metrics, onFatal,
-                1024);
+                QUEUE_BYTES);
         w.thread.start();
         return w;
     }
@@ -253,7 +263,10 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
-    /** Queues rows; blocks while the queue is full (backpressure on producers, never on readers). */
+    /**
+     * Queues rows; blocks while the queue holds {@link #QUEUE_BYTES} (backpressure on producers,
+     * never on readers). A submission larger than the whole bound waits for an empty queue.
+     */
     public void submit(Submission s) throws InterruptedException {
         enqueue(s);
     }
@@ -265,11 +278,40 @@ public final class SteadyWriter implements AutoCloseable {
         if (!running) {
             throw new IllegalStateException("steady writer is closed");
         }
-        while (!queue.offer(s, 100, TimeUnit.MILLISECONDS)) {
+        long cost = cost(s);
+        while (!queueBudget.tryAcquire(cost, 100)) {
             if (failure != null || !running) {
                 throw new IllegalStateException("steady writer stopped", failure);
             }
         }
+        queue.add(s);
+    }
+
+    /**
+     * Bytes a queued item holds: row payloads and fields, staged keys and values, plus a fixed
+     * overhead per row and item, so even empty submissions are bounded in number.
+     */
+    static long cost(Object o) {
+        long c = 64;
+        if (o instanceof Submission s) {
+            for (ArchiveRow r : s.rows()) {
+                c += 96 + r.payload().length() + r.did().length() + r.collection().length() + r.rkey().length()
+                        + r.rev().length();
+            }
+            for (Map.Entry<String, byte[]> e : s.stage().entrySet()) {
+                c += 48 + e.getKey().length() + (e.getValue() == null ? 0 : e.getValue().length);
+            }
+        }
+        return c;
+    }
+
+    /** Takes the next item (or null after {@code millis}) and returns its bytes to the budget. */
+    private Object take(long millis) throws InterruptedException {
+        Object o = millis > 0 ? queue.poll(millis, TimeUnit.MILLISECONDS) : queue.poll();
+        if (o != null) {
+            queueBudget.release(cost(o));
+        }
+        return o;
     }
 
     /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
@@ -285,12 +327,17 @@ public final class SteadyWriter implements AutoCloseable {
     private void run() {
         try {
             while (running || !queue.isEmpty()) {
-                Object o = queue.poll(200, TimeUnit.MILLISECONDS);
-                if (o instanceof Submission s) {
-                    process(s);
-                } else if (o instanceof Step step) {
-                    step.action().run();
-                    step.done().countDown();
+                // everything already queued (up to a bound) goes into one metadata commit: a burst of
+                // status-only submissions (host cursors, failures) costs one synced batch, not one each
+                Object o = take(200);
+                for (int n = 0; o != null; n++) {
+                    if (o instanceof Submission s) {
+                        process(s);
+                    } else if (o instanceof Step step) {
+                        step.action().run();
+                        step.done().countDown();
+                    }
+                    o = n < DRAIN_PER_COMMIT ? take(0) : null;
                 }
                 segments.tick();
                 if (!staged.isEmpty() && segments.pendingEvents() == 0) {

@@ -154,19 +154,19 @@ public final class BackfillFixture {
     /** Every {@code repo/<did>} row. */
     static Map<String, RepoStatus> repoRows(MetaStore store) {
         Map<String, RepoStatus> out = new LinkedHashMap<>();
-        for (byte[][] kv : store.scan(RepoStatus.KEY_PREFIX)) {
-            String did = new String(kv[0], StandardCharsets.UTF_8).substring(RepoStatus.KEY_PREFIX.length());
-            out.put(did, RepoStatus.parse(did, kv[1]));
-        }
+        store.forEach(RepoStatus.KEY_PREFIX, (k, v) -> {
+            String did = new String(k, StandardCharsets.UTF_8).substring(RepoStatus.KEY_PREFIX.length());
+            out.put(did, RepoStatus.parse(did, v));
+        });
         return out;
     }
 
     static Map<String, PdsHost> hostRows(MetaStore store) {
         Map<String, PdsHost> out = new LinkedHashMap<>();
-        for (byte[][] kv : store.scan(PdsHost.KEY_PREFIX)) {
-            String h = new String(kv[0], StandardCharsets.UTF_8).substring(PdsHost.KEY_PREFIX.length());
-            out.put(h, PdsHost.parse(h, kv[1]));
-        }
+        store.forEach(PdsHost.KEY_PREFIX, (k, v) -> {
+            String h = new String(k, StandardCharsets.UTF_8).substring(PdsHost.KEY_PREFIX.length());
+            out.put(h, PdsHost.parse(h, v));
+        });
         return out;
     }
 

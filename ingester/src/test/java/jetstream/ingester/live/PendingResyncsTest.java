@@ -47,7 +47,7 @@ class PendingResyncsTest {
             assertTrue(end.values().stream().allMatch(v -> v == null));
             commit(store, end);
             assertNull(store.get(PendingResyncs.RESYNC_PREFIX + A));
-            assertEquals(1, store.scan(PendingResyncs.HELD_PREFIX).size());
+            assertEquals(1, store.page(PendingResyncs.HELD_PREFIX, null, 10_000).size());
             assertEquals(List.of(B), List.copyOf(PendingResyncs.recover(store, 10, 1 << 20).dids()));
         }
     }
