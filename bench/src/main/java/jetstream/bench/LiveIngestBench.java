@@ -165,7 +165,10 @@ public final class LiveIngestBench {
                         System.exit(70);
                     });
             LiveConsumer live = new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer, ids, metrics, verify,
-                    () -> true, UnaryOperator.identity());
+                    () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
+                        t.printStackTrace();
+                        System.exit(70);
+                    });
             Thread writerThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("steady-writer") && t.isAlive()).reduce((a, b) -> b.getId() > a.getId() ? b : a)
                     .orElseThrow();

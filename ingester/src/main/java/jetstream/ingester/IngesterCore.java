@@ -15,6 +15,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.feed.FeedServer;
+import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.live.LiveConsumer;
 import jetstream.ingester.phase.Backfill;
@@ -135,9 +136,12 @@ public final class IngesterCore implements AutoCloseable {
             Function<SteadyWriter, LiveConsumer> liveFactory = null;
             PhaseMachine[] machine = new PhaseMachine[1];
             if (s.relayUrl() != null && !s.relayUrl().isEmpty()) {
-                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24));
+                // DID documents are the account owner's: their PDS and did:web hosts must be public
+                // (a development PDS on this machine is reached through the dev host map, which is trusted)
+                HostnamePolicy policy = new HostnamePolicy(false);
+                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy);
                 liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
-                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute());
+                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(), policy, onFatal);
             }
             Backfill backfill = s.backfill() == null || liveFactory == null ? null
                     : s.backfill().open(store, writer, metrics, http);
