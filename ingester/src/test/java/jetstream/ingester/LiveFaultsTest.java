@@ -109,6 +109,32 @@ class LiveFaultsTest {
     }
 
     @Test
+    void aStaleCachedKeyIsReResolvedBeforeAnyCommitIsDropped() throws Exception {
+        SimConfig cfg = config();
+        sim = Simulator.start(cfg);
+        // every account's stored document carries another account's key (a rotation the cache missed)
+        List<String> dids = sim.truth().dids();
+        HttpClient http = HttpClient.newHttpClient();
+        try (MetaStore s = MetaStore.open(dir); MetaStore.Batch b = s.batch()) {
+            for (int i = 0; i < dids.size(); i++) {
+                byte[] other = http.send(java.net.http.HttpRequest.newBuilder(URI.create(sim.url() + "/"
+                        + dids.get((i + 1) % dids.size()))).build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray()).body();
+                long expiry = System.currentTimeMillis() * 1_000_000L + Duration.ofHours(1).toNanos();
+                b.put(jetstream.ingester.store.MetaKeys.SYNC_IDENTITY_PREFIX + dids.get(i),
+                        java.nio.ByteBuffer.allocate(8 + other.length).putLong(expiry).put(other).array());
+            }
+            b.commit();
+        }
+        sim.close();
+        sim = null;
+        start(cfg, true);
+        advanceAndCatchUp(300);
+        await(() -> consumer.pendingResyncs() == 0);
+        assertEquals(0, count("jetstream_verifier_failures_total", "kind", "bad_signature"));
+        assertFoldEqualsTruth();
+    }
+
+    @Test
     void aSyncWhoseRepositoryCannotBeFetchedYetWaitsForIt() throws Exception {
         SimConfig cfg = config();
         cfg.mixSync = 4;
