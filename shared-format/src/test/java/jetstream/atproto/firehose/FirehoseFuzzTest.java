@@ -45,7 +45,7 @@ class FirehoseFuzzTest {
     @Test
     void mutatedFramesNeverEscapeTheGate() throws IOException {
         long iterations = Long.getLong("jetstream.fuzz.iterations", 100_000L);
-        long seconds = Long.getLong("jetstream.fuzz.seconds", 60L);
+        long seconds = Long.getLong("jetstream.fuzz.seconds", 600L);
         long seed = Long.getLong("jetstream.fuzz.seed", 20261202L);
         List<byte[]> seeds = RelayCorpusConversionTest.frames();
         assertEquals(91, seeds.size());
@@ -93,7 +93,9 @@ class FirehoseFuzzTest {
         }
         System.out.println("FirehoseFuzzTest: " + done + " frames, " + rows + " rows rendered, " + drops + " drops, seed " + seed
                 + (timedOut ? ", stopped by the " + seconds + " s cap" : ""));
-        assertTrue(timedOut || done >= iterations, "iterations " + done + " < " + iterations);
+        // the time guard only stops a hung or far too slow campaign: falling short of the floor fails
+        assertTrue(done >= iterations, "only " + done + " of " + iterations + " iterations within the " + seconds
+                + " s guard (jetstream.fuzz.seconds)");
         assertTrue(rows > 0 && drops > 0, "the campaign must reach both accepted rows and gate drops");
     }
 
