@@ -1,8 +1,6 @@
 package jetstream.ingester.live;
 
-import java.net.InetAddress;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -11,7 +9,7 @@ import java.util.Map;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.crypto.DidDocument;
 import jetstream.ingester.backfill.HostnamePolicy;
-import jetstream.ingester.net.BoundedGet;
+import jetstream.ingester.net.Outbound;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
@@ -118,7 +116,7 @@ public final class IdentityResolver {
 
     /** Resolves over the network, bypassing both caches, and caches the outcome. Blocks up to the deadline. */
     public Fetched fetch(String did) throws InterruptedException {
-        BoundedGet.Response r = request(did);
+        Outbound.Buffered r = request(did);
         if (r == null) {
             return remember(did, Status.NOT_FOUND);
         }
@@ -155,7 +153,7 @@ public final class IdentityResolver {
     }
 
     /** The answer to the DID's resolution request, or null when the DID cannot be resolved at all (refused). */
-    private BoundedGet.Response request(String did) throws InterruptedException {
+    private Outbound.Buffered request(String did) throws InterruptedException {
         URI uri;
         if (did.startsWith("did:plc:")) {
             try {
@@ -165,22 +163,13 @@ public final class IdentityResolver {
             }
         } else if (did.startsWith("did:web:")) {
             String host = did.substring("did:web:".length());
-            HostnamePolicy.Verdict v = webPolicy.check(host);
-            if (!v.accepted() || addressRefused(v.hostname())) {
+            if (!Outbound.publicHost(webPolicy, host)) {
                 return null;
             }
-            uri = URI.create("https://" + v.hostname() + "/.well-known/did.json");
+            uri = URI.create("https://" + host + "/.well-known/did.json");
         } else {
             return null;
         }
-        return BoundedGet.get(http, uri, DEADLINE, MAX_DOC_BYTES);
-    }
-
-    private boolean addressRefused(String host) {
-        try {
-            return webPolicy.checkAddresses(InetAddress.getAllByName(host)) != null;
-        } catch (UnknownHostException e) {
-            return true;
-        }
+        return Outbound.get(http, uri, DEADLINE, MAX_DOC_BYTES);
     }
 }

@@ -1,9 +1,7 @@
 package jetstream.ingester.live;
 
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -22,7 +20,7 @@ import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.sync.Repo;
 import jetstream.atproto.syntax.Tid;
 import jetstream.ingester.backfill.HostnamePolicy;
-import jetstream.ingester.net.BoundedGet;
+import jetstream.ingester.net.Outbound;
 
 /**
  * The {@code getRepo} of a live resync (after a chain break or a {@code #sync}), run on the
@@ -34,8 +32,6 @@ import jetstream.ingester.net.BoundedGet;
  * with the key re-resolved.
  */
 final class ResyncFetcher {
-    /** Cap on a resync CAR held in memory. */
-    static final long MAX_CAR_BYTES = 256L << 20;
     static final Duration DEADLINE = Duration.ofMinutes(5);
 
     /**
@@ -85,9 +81,9 @@ final class ResyncFetcher {
         if (uri == null) {
             return Replacement.failed(false, "pds_refused");
         }
-        BoundedGet.Response r = BoundedGet.get(http, uri, DEADLINE, MAX_CAR_BYTES);
+        Outbound.Buffered r = Outbound.get(http, uri, DEADLINE, Outbound.MAX_CAR_BYTES);
         if (r.failed()) {
-            return Replacement.failed(!BoundedGet.TOO_LARGE.equals(r.error()), r.error());
+            return Replacement.failed(!Outbound.TOO_LARGE.equals(r.error()), r.error());
         }
         if (r.status() != 200) {
             boolean retry = r.status() == 408 || r.status() == 429 || r.status() >= 500;
@@ -150,22 +146,9 @@ final class ResyncFetcher {
             return null;
         }
         // an operator route is trusted; an endpoint as the DID document gives it must be a public host
-        if (routed.equals(endpoint) && !publicHost(base.getHost())) {
+        if (routed.equals(endpoint) && !Outbound.publicHost(policy, base.getHost())) {
             return null;
         }
         return URI.create(base + "/xrpc/com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8));
-    }
-
-    private boolean publicHost(String host) {
-        HostnamePolicy.Verdict v = policy.check(host);
-        if (!v.accepted()) {
-            return false;
-        }
-        try {
-            return policy.checkAddresses(InetAddress.getAllByName(v.hostname())) == null;
-        } catch (UnknownHostException e) {
-            // not resolvable now: the request fails to connect and the resync retries
-            return true;
-        }
     }
 }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The deadline covers the whole body, the cap every body (declared or not), and redirects are never followed. */
-class BoundedGetTest {
+class OutboundTest {
     private HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private volatile boolean stop;
@@ -88,43 +88,63 @@ class BoundedGetTest {
 
     @Test
     void aBodyWithinItsBoundsIsReturned() throws Exception {
-        BoundedGet.Response r = BoundedGet.get(http, uri("/ok"), Duration.ofSeconds(10), 100);
+        Outbound.Buffered r = Outbound.get(http, uri("/ok"), Duration.ofSeconds(10), 100);
         assertEquals(200, r.status());
         assertArrayEquals("hello".getBytes(), r.body());
     }
 
     @Test
+    void aStreamedBodyIsCappedWhileItIsRead() throws Exception {
+        try (Outbound.Response r = Outbound.open(http, uri("/huge"), Duration.ofSeconds(30), 1 << 20)) {
+            assertEquals(200, r.status());
+            byte[] buf = new byte[8192];
+            long read = 0;
+            Outbound.Failure f = null;
+            try {
+                for (int n; (n = r.body().read(buf)) > 0; ) {
+                    read += n;
+                }
+            } catch (Outbound.Failure e) {
+                f = e;
+            }
+            assertEquals(Outbound.TOO_LARGE, f == null ? null : f.reason());
+            assertTrue(read <= 1 << 20, "no byte past the cap reaches the reader: " + read);
+        }
+    }
+
+    @Test
     void aTricklingBodyEndsAtTheDeadline() throws Exception {
         long t0 = System.nanoTime();
-        BoundedGet.Response r = BoundedGet.get(http, uri("/trickle"), Duration.ofSeconds(1), 1 << 20);
+        Outbound.Buffered r = Outbound.get(http, uri("/trickle"), Duration.ofSeconds(1), 1 << 20);
         assertTrue(r.failed());
-        assertEquals(BoundedGet.DEADLINE, r.error());
+        assertEquals(Outbound.DEADLINE, r.error());
         // the headers came at once: only a deadline over the body ends this before the 200 s trickle does
         assertTrue(System.nanoTime() - t0 < 60_000_000_000L);
     }
 
     @Test
     void anUndeclaredBodyPastTheCapIsRefused() throws Exception {
-        BoundedGet.Response r = BoundedGet.get(http, uri("/huge"), Duration.ofSeconds(30), 1 << 20);
-        assertEquals(BoundedGet.TOO_LARGE, r.error());
+        Outbound.Buffered r = Outbound.get(http, uri("/huge"), Duration.ofSeconds(30), 1 << 20);
+        assertEquals(Outbound.TOO_LARGE, r.error());
     }
 
     @Test
     void aDeclaredBodyPastTheCapIsRefusedBeforeReading() throws Exception {
-        BoundedGet.Response r = BoundedGet.get(http, uri("/declared"), Duration.ofSeconds(30), 1 << 20);
-        assertEquals(BoundedGet.TOO_LARGE, r.error());
+        Outbound.Buffered r = Outbound.get(http, uri("/declared"), Duration.ofSeconds(30), 1 << 20);
+        assertEquals(Outbound.TOO_LARGE, r.error());
     }
 
     @Test
     void redirectsAreReturnedForTheCallerToCheck() throws Exception {
         URI from = uri("/redirect");
-        BoundedGet.Response r = BoundedGet.get(http, from, Duration.ofSeconds(10), 100);
+        Outbound.Buffered r = Outbound.get(http, from, Duration.ofSeconds(10), 100);
         assertEquals(302, r.status());
-        assertEquals(URI.create("http://example.com/x"), BoundedGet.location(from, r));
-        assertTrue(BoundedGet.schemeAllowed(from, URI.create("https://example.com/")));
-        assertFalse(BoundedGet.schemeAllowed(URI.create("https://a.example.com/"), URI.create("http://example.com/")),
+        assertEquals(URI.create("http://example.com/x"), Outbound.location(from, r.status(), r.headers()));
+        assertTrue(Outbound.schemeAllowed(from, URI.create("https://example.com/")));
+        assertFalse(Outbound.schemeAllowed(URI.create("https://a.example.com/"), URI.create("http://example.com/")),
                 "https never downgrades to http");
-        assertFalse(BoundedGet.schemeAllowed(from, URI.create("file:///etc/passwd")));
-        assertNull(BoundedGet.location(from, BoundedGet.get(http, uri("/ok"), Duration.ofSeconds(10), 100)));
+        assertFalse(Outbound.schemeAllowed(from, URI.create("file:///etc/passwd")));
+        Outbound.Buffered ok = Outbound.get(http, uri("/ok"), Duration.ofSeconds(10), 100);
+        assertNull(Outbound.location(from, ok.status(), ok.headers()));
     }
 }
