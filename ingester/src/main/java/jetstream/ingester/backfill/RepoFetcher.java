@@ -4,7 +4,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.net.http.HttpClient;
+import java.time.Duration;
 import jetstream.atproto.DecodeException;
+import jetstream.atproto.cid.Cid;
+import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.firehose.ByteSlice;
 import jetstream.atproto.firehose.Drop;
 import jetstream.atproto.firehose.RepoRecord;
@@ -12,42 +16,59 @@ import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.sync.Repo;
 import jetstream.atproto.syntax.Tid;
 import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.net.Outbound;
 
 /**
- * One {@code getRepo} turned into archive rows (facts §10.4): the CAR is read with every block
- * checked against its CID, the commit must name the requested DID and carry a TID rev, the MST is
- * walked in key order with its structure verified, and each record passes the path gate (drops
- * counted with {@code source=backfill}). A truncated, aborted or corrupt CAR yields a retryable
- * failure and no rows: a partial repo is never archived.
+ * One {@code getRepo} turned into archive rows (facts §10.4), the one path for every repository
+ * download (backfill, failed-repo retries, live resyncs): the CAR is read with every block checked
+ * against its CID, the commit must name the requested DID, carry a TID rev and, when a key is
+ * given, be signed with it; the MST is walked in key order with its structure verified, and each
+ * record passes the gate (drops counted under the fetcher's {@code source}). A truncated, aborted
+ * or corrupt CAR yields a retryable failure and no rows: a partial repo is never archived.
  */
-final class RepoFetcher {
+public final class RepoFetcher {
     static final String SOURCE = "backfill";
 
     /** What a fetch produced. */
-    sealed interface Result permits Rows, Unavailable, RateLimited, Unreachable, Failed {}
+    public sealed interface Result permits Rows, Unavailable, RateLimited, Unreachable, Failed {}
 
-    /** Rows to append (kind 1, or kind 6 then 7s), the head rev, record and CAR byte counts. */
-    record Rows(List<jetstream.atproto.firehose.ArchiveRow> rows, String rev, long records, long carBytes)
+    /** Rows to append (kind 1, or kind 6 then 7s), the head rev and tree, record and CAR byte counts. */
+    public record Rows(List<jetstream.atproto.firehose.ArchiveRow> rows, String rev, Cid data, long records, long carBytes)
             implements Result {}
 
     /** The repo cannot be fetched (deactivated, taken down, not found): terminal. */
-    record Unavailable(String error) implements Result {}
+    public record Unavailable(String error) implements Result {}
 
     /** 429: park the host this long. */
-    record RateLimited(long millis) implements Result {}
+    public record RateLimited(long millis) implements Result {}
 
     /** The host could not be reached at all. */
-    record Unreachable(String error) implements Result {}
+    public record Unreachable(String error) implements Result {}
 
-    /** A failed attempt; {@code retryable} false when retrying now cannot help (invalid rev). */
-    record Failed(String error, boolean retryable) implements Result {}
+    /** A failed attempt; {@code retryable} false when retrying now cannot help (invalid rev, bad signature). */
+    public record Failed(String error, boolean retryable) implements Result {}
 
     private final Xrpc xrpc;
     private final IngestMetrics metrics;
+    private final String source;
 
     RepoFetcher(Xrpc xrpc, IngestMetrics metrics) {
+        this(xrpc, metrics, SOURCE);
+    }
+
+    private RepoFetcher(Xrpc xrpc, IngestMetrics metrics, String source) {
         this.xrpc = xrpc;
         this.metrics = metrics;
+        this.source = source;
+    }
+
+    /**
+     * The fetcher of live resyncs: the PDS comes from a DID document, so every redirect target must
+     * be a public host ({@link Outbound#publicHost}); drops count under {@code source=live}.
+     */
+    public static RepoFetcher live(HttpClient http, HostnamePolicy policy, Duration timeout, IngestMetrics metrics) {
+        return new RepoFetcher(new Xrpc(http, timeout, timeout, target -> Outbound.publicHost(policy, target.getHost())),
+                metrics, "live");
     }
 
     /**
@@ -56,9 +77,14 @@ final class RepoFetcher {
      * @param replacement kind 6 + kind 7 rows (whole-repo replacement) instead of kind 1 rows
      */
     Result fetch(String base, String did, boolean replacement) throws InterruptedException {
+        return fetch(base, did, replacement, null);
+    }
+
+    /** {@link #fetch(String, String, boolean)} whose commit must also be signed with {@code key} (when not null). */
+    public Result fetch(String base, String did, boolean replacement, PublicKey key) throws InterruptedException {
         Xrpc.Answer a = xrpc.getRepo(base, did);
         return switch (a.outcome()) {
-            case OK -> convert(did, a.body(), replacement);
+            case OK -> convert(did, a.body(), replacement, key);
             case RATE_LIMITED -> new RateLimited(a.retryAfterMillis());
             case HOST_UNREACHABLE -> new Unreachable(a.error());
             case REPO_UNAVAILABLE -> new Unavailable(a.error());
@@ -68,6 +94,10 @@ final class RepoFetcher {
 
     /** Converts a repository CAR already in memory (also the benchmark's entry point). */
     Result convert(String did, byte[] car, boolean replacement) {
+        return convert(did, car, replacement, null);
+    }
+
+    private Result convert(String did, byte[] car, boolean replacement, PublicKey signer) {
         Repo repo;
         List<RepoRecord> records = new ArrayList<>();
         try {
@@ -76,8 +106,11 @@ final class RepoFetcher {
                 return new Failed("repo_did_mismatch", true);
             }
             if (!Tid.isValid(repo.commit().rev())) {
-                metrics.dropped(SOURCE, Drop.INVALID_REV);
+                metrics.dropped(source, Drop.INVALID_REV);
                 return new Failed(Drop.INVALID_REV, false);
+            }
+            if (signer != null && !repo.commit().verifySignature(signer)) {
+                return new Failed("bad_signature", false);
             }
             repo.walk((key, cid, block) -> records.add(new RepoRecord(new String(key, StandardCharsets.UTF_8),
                     block == null ? null : new ByteSlice(block.buffer(), block.offset(), block.length()))));
@@ -88,12 +121,12 @@ final class RepoFetcher {
         RowConverter.Result r = replacement ? new RowConverter().replacement(did, rev, Instant.now(), records)
                 : new RowConverter().backfill(did, rev, records);
         for (Drop d : r.drops()) {
-            metrics.dropped(SOURCE, d.reason());
+            metrics.dropped(source, d.reason());
         }
         if (r.eventDropped()) {
             return new Failed(r.drops().get(0).reason(), false);
         }
         long kept = replacement ? r.rows().size() - 1 : r.rows().size();
-        return new Rows(r.rows(), rev, kept, car.length);
+        return new Rows(r.rows(), rev, repo.commit().data(), kept, car.length);
     }
 }

@@ -124,7 +124,7 @@ public final class LiveConsumer implements AutoCloseable {
         this.verify = verify;
         this.steadyState = steadyState;
         this.onFatal = onFatal;
-        this.fetcher = new ResyncFetcher(http, identities, pdsRoute, policy, verify);
+        this.fetcher = new ResyncFetcher(http, identities, pdsRoute, policy, verify, metrics);
         this.chains = new ChainStates(store);
         this.ratchets = new ReplayRatchets(store);
         this.pending = PendingResyncs.recover(store, HELD_PER_DID, HELD_BYTES);
@@ -538,9 +538,6 @@ public final class LiveConsumer implements AutoCloseable {
             Map<String, byte[]> stage = new HashMap<>();
             List<ArchiveRow> out = new ArrayList<>();
             if (fetched.rows() != null) {
-                for (Drop d : fetched.drops()) {
-                    metrics.dropped(SOURCE, d.reason());
-                }
                 ChainStates.Chain now = chains.get(did);
                 if (now != null && fetched.rev().compareTo(now.rev()) <= 0) {
                     metrics.staleResyncsDropped.increment();

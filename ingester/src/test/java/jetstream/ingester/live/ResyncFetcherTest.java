@@ -92,7 +92,7 @@ class ResyncFetcherTest {
 
     private ResyncFetcher fetcher(MetaStore store, UnaryOperator<String> route) {
         return new ResyncFetcher(http, new IdentityResolver(http, local(), store, Duration.ofHours(24)), route,
-                new HostnamePolicy(false), true);
+                new HostnamePolicy(false), true, new jetstream.ingester.IngestMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry()));
     }
 
     @Test
