@@ -209,7 +209,7 @@ public final class LiveIngestBench {
         for (byte[] f : frames) {
             FirehoseMessage m = decoder.decode(f);
             String did = m instanceof FirehoseMessage.Commit c ? c.repo() : m instanceof FirehoseMessage.Sync s ? s.did() : null;
-            if (did != null && dids.add(did) && ids.resolve(did).doc() == null) {
+            if (did != null && dids.add(did) && ids.fetch(did).doc() == null) {
                 throw new IllegalStateException("cannot resolve " + did);
             }
         }
