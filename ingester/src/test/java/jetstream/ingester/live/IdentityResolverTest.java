@@ -32,7 +32,7 @@ class IdentityResolverTest {
             assertNull(r.cached(did));
             IdentityResolver.Fetched f = r.fetch(did);
             assertEquals(IdentityResolver.Status.OK, f.status());
-            commit(store, Map.of(f.key(), f.value()));
+            PendingResyncsTest.commit(store, Map.of(f.key(), f.value()));
             assertTrue(r.cached(did).fresh(), "just fetched");
             IdentityResolver restarted = new IdentityResolver(http, sim.url(), store, Duration.ofHours(24));
             IdentityResolver.Cached stored = restarted.cached(did);
@@ -40,7 +40,7 @@ class IdentityResolverTest {
             assertFalse(stored.fresh(), "a stored copy is never fresh: a key failure against it re-resolves");
             Map<String, byte[]> stage = new HashMap<>();
             r.invalidate(did, stage);
-            commit(store, stage);
+            PendingResyncsTest.commit(store, stage);
             assertNull(r.cached(did), "after #identity neither the memory nor the stored copy answers");
             assertNull(new IdentityResolver(http, sim.url(), store, Duration.ofHours(24)).cached(did));
         }
@@ -75,19 +75,6 @@ class IdentityResolverTest {
                     "did:web:169.254.169.254", "did:web:2130706433", "did:web:metadata.internal"}) {
                 assertEquals(IdentityResolver.Status.NOT_FOUND, r.fetch(did).status(), did);
             }
-        }
-    }
-
-    private static void commit(MetaStore store, Map<String, byte[]> stage) {
-        try (MetaStore.Batch b = store.batch()) {
-            stage.forEach((k, v) -> {
-                if (v == null) {
-                    b.delete(k);
-                } else {
-                    b.put(k, v);
-                }
-            });
-            b.commit();
         }
     }
 }

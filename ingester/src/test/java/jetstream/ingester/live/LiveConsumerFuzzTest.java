@@ -21,11 +21,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
-import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
@@ -38,6 +35,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
+import jetstream.testing.FrameMutations;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,12 +48,6 @@ import org.junit.jupiter.api.io.TempDir;
  * iteration floor ({@code jetstream.fuzz.iterations} / 50, at least 2 000) is required.
  */
 class LiveConsumerFuzzTest {
-    private static final Object[] HOSTILE = {
-        "", "$account", "app.bsky.feed.like/..", "app.bsky.feed.like/" + "k".repeat(300), "did:plc:", "DID:plc:x",
-        "3mptbypluud2", "kzzzzzzzzzzzz", "create", "update", "delete", "frob", -1L, 0L, Long.MAX_VALUE, true, null,
-        new byte[0], new byte[] {1, 2, 3}, List.of(), Map.of(), List.of(Map.of("action", "create")),
-    };
-
     @TempDir
     Path dir;
 
@@ -83,9 +75,9 @@ class LiveConsumerFuzzTest {
                 byte[] base = frames.get(rnd.nextInt(frames.size()));
                 byte[] input = switch (rnd.nextInt(4)) {
                     case 0 -> base;
-                    case 1 -> flip(rnd, base);
+                    case 1 -> FrameMutations.flipBytes(rnd, base);
                     case 2 -> java.util.Arrays.copyOf(base, rnd.nextInt(base.length));
-                    default -> restructure(rnd, base);
+                    default -> FrameMutations.restructure(rnd, base);
                 };
                 try {
                     c.handle(input);
@@ -146,42 +138,5 @@ class LiveConsumerFuzzTest {
             }
             b.commit();
         }
-    }
-
-    private static byte[] flip(Random rnd, byte[] frame) {
-        byte[] b = frame.clone();
-        for (int i = 1 + rnd.nextInt(3); i > 0; i--) {
-            b[rnd.nextInt(b.length)] ^= (byte) (1 << rnd.nextInt(8));
-        }
-        return b;
-    }
-
-    /** Decodes header and body, replaces or removes one field (possibly of an op), re-encodes. */
-    @SuppressWarnings("unchecked")
-    private static byte[] restructure(Random rnd, byte[] frame) {
-        int h = DagCbor.itemLength(frame, 0, frame.length);
-        Map<String, Object> header = new LinkedHashMap<>(DagCbor.decodeMap(frame, 0, h));
-        Map<String, Object> body = new LinkedHashMap<>(DagCbor.decodeMap(frame, h, frame.length - h));
-        Map<String, Object> target = rnd.nextInt(8) == 0 ? header : body;
-        if (target == body && body.get("ops") instanceof List<?> ops && !ops.isEmpty() && rnd.nextBoolean()) {
-            List<Object> copy = new ArrayList<>((List<Object>) ops);
-            Map<String, Object> op = new LinkedHashMap<>((Map<String, Object>) copy.get(0));
-            copy.set(0, op);
-            body.put("ops", copy);
-            target = op;
-        }
-        List<String> keys = new ArrayList<>(target.keySet());
-        String key = keys.isEmpty() ? "x" : keys.get(rnd.nextInt(keys.size()));
-        if (rnd.nextInt(5) == 0) {
-            target.remove(key);
-        } else {
-            target.put(key, HOSTILE[rnd.nextInt(HOSTILE.length)]);
-        }
-        byte[] a = DagCbor.encode(header);
-        byte[] b = DagCbor.encode(body);
-        byte[] f = new byte[a.length + b.length];
-        System.arraycopy(a, 0, f, 0, a.length);
-        System.arraycopy(b, 0, f, a.length, b.length);
-        return f;
     }
 }
