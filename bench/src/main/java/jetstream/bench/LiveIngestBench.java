@@ -180,10 +180,12 @@ public final class LiveIngestBench {
                 live.handle(f);
             }
             long target = frames.size();
-            while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames)) {
+            // an #identity drops its DID's cached document: that DID's next commit waits for a fresh resolution
+            while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames) || live.pendingResyncs() > 0) {
                 TimeUnit.MICROSECONDS.sleep(50);
             }
             long writerCpu = THREADS.getThreadCpuTime(writerThread.getId()) - w0;
+            live.close();
             writer.close();
             long wall = System.nanoTime() - t0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0 + writerCpu;
