@@ -64,7 +64,7 @@ class SimulatorComponentTest {
                     sim.advance(500);
                 }
                 deadline = System.nanoTime() + 120_000_000_000L;
-                while (core.live().cursor() < sim.headSeq() && System.nanoTime() < deadline) {
+                while ((core.live().cursor() < sim.headSeq() || core.live().pendingResyncs() > 0) && System.nanoTime() < deadline) {
                     Thread.sleep(50);
                 }
                 assertEquals(sim.headSeq(), core.live().cursor(), "consumer caught up with the relay head");
