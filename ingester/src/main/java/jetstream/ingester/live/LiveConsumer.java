@@ -539,15 +539,19 @@ public final class LiveConsumer implements AutoCloseable {
             List<ArchiveRow> out = new ArrayList<>();
             if (fetched.rows() != null) {
                 ChainStates.Chain now = chains.get(did);
-                if (now != null && fetched.rev().compareTo(now.rev()) <= 0) {
+                String rev = sync != null ? sync.rev() : fetched.rev();
+                if (now != null && rev.compareTo(now.rev()) <= 0) {
                     metrics.staleResyncsDropped.increment();
-                } else {
-                    if (sync != null) {
-                        out.addAll(converter.convert(sync).rows());
-                        out.addAll(fetched.rows().subList(1, fetched.rows().size()));
-                    } else {
-                        out.addAll(fetched.rows());
+                } else if (sync != null) {
+                    // the chain continues from the tree the #sync announced, so the commits after it
+                    // are archived one by one even where the (later) fetch already holds them
+                    out.addAll(converter.convert(sync).rows());
+                    out.addAll(fetched.rows().subList(1, fetched.rows().size()));
+                    if (verify) {
+                        stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(sync.rev(), syncData(sync))));
                     }
+                } else {
+                    out.addAll(fetched.rows());
                     stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(fetched.rev(), fetched.data())));
                 }
             }
@@ -574,6 +578,18 @@ public final class LiveConsumer implements AutoCloseable {
             if (rows != null) {
                 out.addAll(rows);
             }
+        }
+    }
+
+    /** The tree of a held {@code #sync}'s commit (verified when it was held, so a failure now is our own corruption). */
+    private static jetstream.atproto.cid.Cid syncData(FirehoseMessage.Sync sync) {
+        ByteSlice car = sync.blocks();
+        try {
+            jetstream.atproto.cid.Cid root = jetstream.atproto.car.CarReader.of(car.buffer(), car.offset(), car.length()).roots().get(0);
+            jetstream.atproto.car.CarBlock b = jetstream.atproto.car.CarReader.readAll(car.buffer(), car.offset(), car.length()).get(root);
+            return jetstream.atproto.sync.Commit.decode(b.buffer(), b.offset(), b.length()).data();
+        } catch (DecodeException | NullPointerException | IndexOutOfBoundsException e) {
+            throw new HeldCorrupt("held #sync of " + sync.did() + " no longer decodes", e);
         }
     }
 

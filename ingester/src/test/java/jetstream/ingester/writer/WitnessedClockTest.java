@@ -31,10 +31,13 @@ class WitnessedClockTest {
             SteadyWriter w = SteadyWriter.open(data, store, new SegmentWriter.Config(1000, 1 << 20, Duration.ZERO),
                     SegmentIO.PRODUCTION, 1000, 1 << 20, () -> { }, new IngestMetrics(registry), t -> { });
             w.clock(clock::get);
+            // each barrier makes the writer thread process the submission before the clock moves
             w.submit(new SteadyWriter.Submission(rows(2, "a"), Map.of(), null));
+            w.flushDurable(Map.of());
             clock.set(400_000_000L); // an NTP step back
             w.submit(new SteadyWriter.Submission(rows(2, "b"), Map.of(), null));
             w.submit(new SteadyWriter.Submission(List.of(), Map.of(), null));
+            w.flushDurable(Map.of());
             clock.set(2_000_000_000L);
             w.submit(new SteadyWriter.Submission(rows(1, "c"), Map.of(), null));
             w.close();
