@@ -316,7 +316,10 @@ public final class GatewayBench {
         log.control(new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, nowMicros));
         log.control(new FeedFrame.WriterRunning(true));
         server[0] = new FeedServer(data.resolve("run").resolve("feed.sock"), log, new IngestMetrics(new SimpleMeterRegistry()));
-        server[0].start();
+        server[0].start(t -> {
+            t.printStackTrace();
+            System.exit(70);
+        });
         Thread producer = new Thread(this::produce, "bench-feed-producer");
         producer.setDaemon(true);
         producer.start();

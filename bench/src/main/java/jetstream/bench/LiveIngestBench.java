@@ -165,7 +165,10 @@ public final class LiveIngestBench {
                         System.exit(70);
                     });
             LiveConsumer live = new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer, ids, metrics, verify,
-                    () -> true, UnaryOperator.identity());
+                    () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
+                        t.printStackTrace();
+                        System.exit(70);
+                    });
             Thread writerThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("steady-writer") && t.isAlive()).reduce((a, b) -> b.getId() > a.getId() ? b : a)
                     .orElseThrow();
@@ -177,10 +180,12 @@ public final class LiveIngestBench {
                 live.handle(f);
             }
             long target = frames.size();
-            while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames)) {
+            // an #identity drops its DID's cached document: that DID's next commit waits for a fresh resolution
+            while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames) || live.pendingResyncs() > 0) {
                 TimeUnit.MICROSECONDS.sleep(50);
             }
             long writerCpu = THREADS.getThreadCpuTime(writerThread.getId()) - w0;
+            live.close();
             writer.close();
             long wall = System.nanoTime() - t0;
             long cpu = THREADS.getCurrentThreadCpuTime() - cpu0 + writerCpu;
@@ -206,7 +211,7 @@ public final class LiveIngestBench {
         for (byte[] f : frames) {
             FirehoseMessage m = decoder.decode(f);
             String did = m instanceof FirehoseMessage.Commit c ? c.repo() : m instanceof FirehoseMessage.Sync s ? s.did() : null;
-            if (did != null && dids.add(did) && ids.resolve(did).doc() == null) {
+            if (did != null && dids.add(did) && ids.fetch(did).doc() == null) {
                 throw new IllegalStateException("cannot resolve " + did);
             }
         }

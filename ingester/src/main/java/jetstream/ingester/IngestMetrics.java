@@ -95,6 +95,26 @@ public final class IngestMetrics {
                 k -> registry.counter("jetstream_livestream_stream_error_frames_total", "code", code)).increment();
     }
 
+    /** Long-lived threads restarting after a failure; readiness is false while any is. */
+    private final java.util.Set<String> threadsDown = ConcurrentHashMap.newKeySet();
+
+    /** A supervised thread failed and will restart: counted in {@code jetstream_thread_restarts_total{thread}}. */
+    public void threadDown(String thread) {
+        threadsDown.add(thread);
+        labelled.computeIfAbsent("t\0" + thread, k -> registry.counter("jetstream_thread_restarts_total", "thread", thread))
+                .increment();
+    }
+
+    /** A supervised thread completed a round of work after (or without) a failure. */
+    public void threadUp(String thread) {
+        threadsDown.remove(thread);
+    }
+
+    /** True when no supervised thread is down. */
+    public boolean threadsUp() {
+        return threadsDown.isEmpty();
+    }
+
     public double droppedCount(String source, String reason) {
         Counter c = labelled.get("d\0" + source + "\0" + reason);
         return c == null ? 0 : c.count();

@@ -15,6 +15,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.feed.FeedServer;
+import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.live.LiveConsumer;
 import jetstream.ingester.phase.Backfill;
@@ -76,9 +77,11 @@ public final class IngesterCore implements AutoCloseable {
     private final PhaseMachine phases;
     private final ReentrantLock rewriteLock;
     private final Compactor compactor;
+    private final IngestMetrics metrics;
 
     private IngesterCore(Settings settings, MetaStore store, SteadyWriter writer, FeedServer feed, PhaseMachine phases,
-                         ReentrantLock rewriteLock, Compactor compactor) {
+                         ReentrantLock rewriteLock, Compactor compactor, IngestMetrics metrics) {
+        this.metrics = metrics;
         this.rewriteLock = rewriteLock;
         this.compactor = compactor;
         this.settings = settings;
@@ -126,7 +129,7 @@ public final class IngesterCore implements AutoCloseable {
             MergeTailCompaction mergeTail = s.mergeTail() != null ? s.mergeTail() : () -> compactor.runPass("merge tail");
             FeedServer feed = new FeedServer(s.dataDir().resolve("run").resolve("feed.sock"), writer.log(), metrics);
             feedRef[0] = feed;
-            feed.start();
+            feed.start(onFatal);
             // HTTP/1.1: on a plain-http upstream the JDK's default HTTP/2 attempts an h2c upgrade, which the
             // reference PDS (a Node server with a WebSocket upgrade handler) answers by closing the connection
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -135,9 +138,12 @@ public final class IngesterCore implements AutoCloseable {
             Function<SteadyWriter, LiveConsumer> liveFactory = null;
             PhaseMachine[] machine = new PhaseMachine[1];
             if (s.relayUrl() != null && !s.relayUrl().isEmpty()) {
-                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24));
+                // DID documents are the account owner's: their PDS and did:web hosts must be public
+                // (a development PDS on this machine is reached through the dev host map, which is trusted)
+                HostnamePolicy policy = new HostnamePolicy(false);
+                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy);
                 liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
-                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute());
+                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(), policy, onFatal);
             }
             Backfill backfill = s.backfill() == null || liveFactory == null ? null
                     : s.backfill().open(store, writer, metrics, http);
@@ -164,7 +170,7 @@ public final class IngesterCore implements AutoCloseable {
                 }
             });
             phases.start();
-            return new IngesterCore(s, store, writer, feed, phases, rewriteLock, compactor);
+            return new IngesterCore(s, store, writer, feed, phases, rewriteLock, compactor, metrics);
         } catch (RuntimeException | IOException e) {
             store.close();
             throw e;
@@ -173,6 +179,11 @@ public final class IngesterCore implements AutoCloseable {
 
     public SteadyWriter writer() {
         return writer;
+    }
+
+    /** False while a supervised long-lived thread is restarting after a failure. */
+    public boolean threadsUp() {
+        return metrics.threadsUp();
     }
 
     public MetaStore store() {

@@ -113,10 +113,13 @@ public class IngesterService {
         }
     }
 
-    /** Readiness: the core is open and its feed listener bound (spec §7.1), not the lifecycle phase. */
+    /**
+     * Readiness: the core is open and its feed listener bound (spec §7.1) and no supervised thread is
+     * restarting; not the lifecycle phase.
+     */
     public boolean serving() {
         IngesterCore c = core;
-        return c != null && c.writer().failure() == null;
+        return c != null && c.writer().failure() == null && c.threadsUp();
     }
 
     public IngesterCore core() {

@@ -112,10 +112,12 @@ class BootstrapMergeComponentTest {
     /** Waits until the steady live consumer has handed the relay head to the writer. */
     static void catchUp(IngesterCore core, Simulator sim) throws InterruptedException {
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while ((core.live() == null || core.live().cursor() < sim.headSeq()) && System.nanoTime() < deadline) {
+        while ((core.live() == null || core.live().cursor() < sim.headSeq() || core.live().pendingResyncs() > 0)
+                && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
         assertEquals(sim.headSeq(), core.live().cursor(), "live consumer caught up with the relay head");
+        assertEquals(0, core.live().pendingResyncs(), "no event still held");
     }
 
     /**

@@ -258,7 +258,9 @@ class ChainBreakResyncTest {
         // the relay is never dialled by the first consumer (frames are handed in); the restarted one dials a closed port
         return new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer,
                 new IdentityResolver(http, sim.url(), store, Duration.ofHours(24)), metrics, true, () -> true,
-                endpoint -> pdsUrl);
+                endpoint -> pdsUrl, new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
+                    throw new AssertionError(t);
+                });
     }
 
     private static void await(BooleanSupplier done) throws InterruptedException {

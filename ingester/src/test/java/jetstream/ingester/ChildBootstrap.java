@@ -62,7 +62,9 @@ public final class ChildBootstrap {
         while ((line = in.readLine()) != null && !line.equals("stop")) {
             if (line.startsWith("catchup ")) {
                 long head = Long.parseLong(line.substring("catchup ".length()));
-                while (core.phase() != LifecyclePhase.STEADY_STATE || core.live() == null || core.live().cursor() < head) {
+                // caught up: the cursor at the head and no event still held (a first sighting waits for its key)
+                while (core.phase() != LifecyclePhase.STEADY_STATE || core.live() == null || core.live().cursor() < head
+                        || core.live().pendingResyncs() > 0) {
                     Thread.sleep(20);
                 }
                 System.out.println("CAUGHT");

@@ -40,7 +40,8 @@ public final class ChildLiveIngester {
         String line;
         while ((line = in.readLine()) != null && !line.equals("stop")) {
             if (line.equals("cursor")) {
-                System.out.println("CURSOR " + core.live().cursor());
+                // caught up means nothing still held too: -1 while a DID waits for its key or a resync
+                System.out.println("CURSOR " + (core.live().pendingResyncs() > 0 ? -1 : core.live().cursor()));
                 System.out.flush();
             }
         }

@@ -107,7 +107,9 @@ public final class FeedClient implements Closeable {
                     }
                     cause = new IOException("feed closed by the ingester");
                     backoff = options.minBackoff().toMillis();
-                } catch (IOException | DecodeException e) {
+                } catch (IOException | RuntimeException e) {
+                    // a listener that throws is a fault of this connection too: reconnect with backoff
+                    // (the listener sees the disconnect, so readiness drops) rather than die quietly
                     cause = e;
                 }
                 if (closed) {
@@ -120,6 +122,7 @@ public final class FeedClient implements Closeable {
         } catch (RuntimeException | IOException | Error e) {
             if (!closed) {
                 failure = e;
+                listener.onDisconnected(e instanceof Exception ex ? ex : new IOException(e));
             }
         } finally {
             try {

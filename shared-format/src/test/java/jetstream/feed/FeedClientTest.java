@@ -128,6 +128,63 @@ class FeedClientTest {
     }
 
     @Test
+    void aListenerThatThrowsReconnectsInsteadOfDying(@TempDir Path dir) throws Exception {
+        Path sock = dir.resolve("feed.sock");
+        List<Long> requested = new CopyOnWriteArrayList<>();
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(sock));
+            // serves every connection until the test closes the socket: events from the requested seq to 5
+            Thread t = new Thread(() -> {
+                while (server.isOpen()) {
+                    try (SocketChannel ch = server.accept()) {
+                        long from = readSubscribe(ch).fromSeq();
+                        requested.add(from);
+                        send(ch, FeedCodec.encode(new FeedFrame.Subscribed(from, 1, from - 1, 6)));
+                        for (long s = from; s <= 5; s++) {
+                            send(ch, FeedCodec.encode(event(s)));
+                        }
+                        Thread.sleep(300);
+                    } catch (IOException e) {
+                        // the client hung up mid-stream (its listener threw): serve the next connection
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            List<Exception> disconnects = new CopyOnWriteArrayList<>();
+            boolean[] thrown = new boolean[1];
+            FeedClient.Options opts = new FeedClient.Options(sock, Duration.ofMillis(5), Duration.ofMillis(50), Duration.ofSeconds(5));
+            try (FeedClient c = FeedClient.start(opts, 1, new FeedClient.Listener() {
+                @Override
+                public void onFrame(FeedFrame frame) {
+                    if (frame instanceof FeedFrame.Event e && e.seq() == 3 && !thrown[0]) {
+                        thrown[0] = true;
+                        throw new IllegalStateException("listener bug");
+                    }
+                }
+
+                @Override
+                public void onDisconnected(Exception cause) {
+                    disconnects.add(cause);
+                }
+            })) {
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (c.lastEventSeq() < 5 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertEquals(5, c.lastEventSeq(), "the client came back and resumed: " + requested + " " + disconnects);
+                assertTrue(c.isRunning());
+            }
+            assertEquals(1L, requested.get(0));
+            assertEquals(4L, requested.get(1), "resumed after the last event seen");
+            assertTrue(disconnects.stream().anyMatch(e -> e instanceof IllegalStateException),
+                    "the listener hears of the failure (readiness drops meanwhile): " + disconnects);
+        }
+    }
+
+    @Test
     void tooOldEndsTheIterator(@TempDir Path dir) throws Exception {
         Path sock = dir.resolve("feed.sock");
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {

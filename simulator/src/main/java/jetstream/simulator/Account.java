@@ -17,7 +17,7 @@ final class Account {
     volatile RepoState repo;
     private PrivateKey key;
     private java.math.BigInteger scalar;
-    private final byte[] keySeed;
+    private byte[] keySeed;
 
     Account(int index, String did, int host, KeyCurve curve, String handle, byte[] keySeed) {
         this.index = index;
@@ -39,6 +39,13 @@ final class Account {
             scalar = new java.math.BigInteger(1, key().toBytes());
         }
         return scalar;
+    }
+
+    /** Replaces the signing key with one derived from the current (a key rotation). */
+    synchronized void rotateKey() {
+        keySeed = jetstream.atproto.crypto.Sha256.digest(keySeed);
+        key = null;
+        scalar = null;
     }
 
     synchronized PrivateKey key() {

@@ -106,12 +106,15 @@ final class Exchange {
         out.flush();
     }
 
-    /** Writes the status line and headers for a body of {@code length} bytes; the caller writes the body to {@link #body()}. */
+    /**
+     * Writes the status line and headers for a body of {@code length} bytes (negative: unknown, the
+     * body ends when the connection closes); the caller writes the body to {@link #body()}.
+     */
     void sendHead(int status, String contentType, long length, String... headerPairs) throws IOException {
         responded = true;
         this.status = status;
         this.length = length;
-        if ("close".equalsIgnoreCase(headers.get("connection")) || "HTTP/1.0".equals(version)) {
+        if ("close".equalsIgnoreCase(headers.get("connection")) || "HTTP/1.0".equals(version) || length < 0) {
             keepAlive = false;
         }
         StringBuilder h = new StringBuilder(256);
@@ -119,7 +122,9 @@ final class Exchange {
         if (contentType != null) {
             h.append("Content-Type: ").append(contentType).append("\r\n");
         }
-        h.append("Content-Length: ").append(length).append("\r\n");
+        if (length >= 0) {
+            h.append("Content-Length: ").append(length).append("\r\n");
+        }
         for (int i = 0; i + 1 < headerPairs.length; i += 2) {
             h.append(headerPairs[i]).append(": ").append(headerPairs[i + 1]).append("\r\n");
         }

@@ -44,6 +44,28 @@ public final class Faults {
     /** A commit event whose seq is a multiple of n creates a record under an invalid (overlong) record key. */
     public int invalidRkeyEvery;
 
+    /** The PLC directory answers 503 to every request (an outage); settable while running. */
+    public volatile boolean plcDown;
+    /** Every PLC answer comes this many milliseconds late (0: off); settable while running. */
+    public volatile int plcSlowMillis;
+    /** Every {@code #identity} event rotates its account's signing key (the PLC serves the new one from then on). */
+    public boolean rotateKeyOnIdentity;
+    /** getRepo answers 503 for every repository (a PDS outage); settable while running. */
+    public volatile boolean getRepoDown;
+    /** getRepo answers 404 RepoNotFound for every repository; settable while running. */
+    public volatile boolean getRepoNotFound;
+    /** getRepo sends its headers and then one byte a second, forever; settable while running. */
+    public volatile boolean getRepoTrickle;
+    /** getRepo answers 200 with a body of this many garbage bytes, no Content-Length (0: off); settable while running. */
+    public volatile long getRepoHugeBytes;
+    /** Before every event whose seq is a multiple of n, the relay sends a message of 17 MiB (over any sane cap). */
+    public int oversizeFrameEvery;
+    /**
+     * Before every event whose seq is a multiple of n, the relay sends a decodable {@code #commit}
+     * that repeats the previous seq, with an op action {@code frob} (no valid commit has one).
+     */
+    public int poisonFrameEvery;
+
     static boolean every(int n, long x) {
         return n > 0 && x % n == 0;
     }

@@ -482,6 +482,18 @@ public final class Simulator implements AutoCloseable {
             return;
         }
         Faults f = cfg.faults;
+        if (f.getRepoDown) {
+            ex.send(503, "application/json", Json.error("InternalServerError", "injected getRepo outage"));
+            return;
+        }
+        if (f.getRepoNotFound) {
+            badRequest(ex, "RepoNotFound", "Could not find repo: " + a.did);
+            return;
+        }
+        if (f.getRepoTrickle || f.getRepoHugeBytes > 0) {
+            hostileBody(ex, f);
+            return;
+        }
         byte[] car = world.repoCar(a);
         if (nth(f.truncateCarEvery, a.index)) {
             ex.send(200, "application/vnd.ipld.car", java.util.Arrays.copyOf(car, car.length / 2));
@@ -494,6 +506,31 @@ public final class Simulator implements AutoCloseable {
         } else {
             ex.send(200, "application/vnd.ipld.car", car);
         }
+    }
+
+    /** A getRepo body that trickles (one byte a second) or never ends within a sane cap; ends when the client leaves. */
+    private void hostileBody(Exchange ex, Faults f) throws IOException {
+        ex.sendHead(200, "application/vnd.ipld.car", -1);
+        boolean trickle = f.getRepoTrickle;
+        byte[] chunk = new byte[trickle ? 1 : 64 << 10];
+        long left = trickle ? Long.MAX_VALUE : f.getRepoHugeBytes;
+        try {
+            // a trickle lasts until the knob is cleared, then the connection is cut
+            while (left > 0 && !stopped && (!trickle || f.getRepoTrickle)) {
+                int n = (int) Math.min(chunk.length, left);
+                ex.body().write(chunk, 0, n);
+                ex.body().flush();
+                left -= n;
+                if (trickle) {
+                    Thread.sleep(1000);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // the client gave up
+        }
+        ex.abort();
     }
 
     /** Whether account {@code index} is one of every n-th (n = 0: none). */
@@ -545,6 +582,20 @@ public final class Simulator implements AutoCloseable {
     }
 
     private void plc(Exchange ex, String did) throws IOException {
+        Faults f = cfg.faults;
+        if (f.plcSlowMillis > 0) {
+            try {
+                Thread.sleep(f.plcSlowMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ex.abort();
+                return;
+            }
+        }
+        if (f.plcDown) {
+            ex.send(503, "application/json", Json.error("InternalServerError", "injected PLC outage"));
+            return;
+        }
         Account a = world.account(did);
         if (a == null) {
             ex.send(404, "application/json", Json.object(g -> g.writeStringField("message", "DID not registered: " + did)));
@@ -660,6 +711,12 @@ public final class Simulator implements AutoCloseable {
                     if (Faults.every(cfg.faults.malformedFrameEvery, pos + 1)) {
                         ws.sendBinary(malformed(pos + 1, frame));
                     }
+                    if (Faults.every(cfg.faults.oversizeFrameEvery, pos + 1)) {
+                        ws.sendBinary(new byte[17 << 20]);
+                    }
+                    if (Faults.every(cfg.faults.poisonFrameEvery, pos + 1) && pos > 0) {
+                        ws.sendBinary(poison(pos));
+                    }
                     ws.sendBinary(frame);
                     sent++;
                     pos++;
@@ -699,6 +756,22 @@ public final class Simulator implements AutoCloseable {
         byte[] out = java.util.Arrays.copyOf(h, h.length + body.length);
         System.arraycopy(body, 0, out, h.length, body.length);
         return out;
+    }
+
+    /** A well-formed {@code #commit} at {@code seq} whose one op has the action {@code frob}. */
+    private static byte[] poison(long seq) {
+        Map<String, Object> op = new LinkedHashMap<>();
+        op.put("action", "frob");
+        op.put("path", "app.bsky.feed.post/3jzfcijpj2z2a");
+        op.put("cid", null);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("seq", seq);
+        body.put("repo", "did:plc:poisonpoisonpoisonpoison");
+        body.put("rev", "3jzfcijpj2z2a");
+        body.put("ops", List.of(op));
+        body.put("blocks", new byte[0]);
+        body.put("time", "2026-01-01T00:00:00Z");
+        return Frames.message("#commit", body);
     }
 
     static List<String> hostileHostnames() {

@@ -573,6 +573,9 @@ final class World {
         Account a = pickActive(r);
         int v = 2 + r.nextInt(1000);
         a.handle = "u" + a.index + "-" + v + "." + hostnames[a.host];
+        if (cfg.faults.rotateKeyOnIdentity) {
+            a.rotateKey();
+        }
         hostSeq[a.host] = seq;
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("seq", seq);

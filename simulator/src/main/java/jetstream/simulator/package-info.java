@@ -85,6 +85,17 @@
  *     (seq multiple of n) signed honestly but with a non-TID rev, a record under
  *     {@code app.bsky..post}, or a 533-character record key; each is listed in
  *     {@link jetstream.simulator.GroundTruth#injections()} and stays in the ground truth's records.
+ * <li>{@code plcDown}, {@code plcSlowMillis}: the PLC directory answers 503, or that late.
+ * <li>{@code rotateKeyOnIdentity}: each {@code #identity} event comes with a new signing key for
+ *     its account; later commits are signed with it and the PLC serves it.
+ * <li>{@code getRepoDown} (503), {@code getRepoNotFound} (404 RepoNotFound), {@code getRepoTrickle}
+ *     (headers, then one byte a second), {@code getRepoHugeBytes=b} (200 with b garbage bytes and
+ *     no Content-Length): every getRepo, on every host and the relay.
+ * <li>{@code oversizeFrameEvery=n}: before each event whose seq is a multiple of n a 17 MiB message.
+ * <li>{@code poisonFrameEvery=n}: before each event whose seq is a multiple of n a decodable
+ *     {@code #commit} repeating the previous seq with an op action {@code frob}.
+ * <li>The knobs {@code plcDown}, {@code plcSlowMillis} and {@code getRepo*} may be changed while
+ *     the simulator runs (a fault that starts and clears).
  * <li>{@code listHosts=false}: the relay answers listHosts 501 MethodNotImplemented.
  * </ul>
  *

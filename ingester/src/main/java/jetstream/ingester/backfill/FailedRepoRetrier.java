@@ -29,10 +29,12 @@ import org.jboss.logging.Logger;
  */
 public final class FailedRepoRetrier implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(FailedRepoRetrier.class);
+    private static final String THREAD = "failed-repo-retrier";
 
     private final BackfillSettings settings;
     private final MetaStore store;
     private final BackfillMetrics bm;
+    private final IngestMetrics metrics;
     private final Upstream upstream;
     private final WholeRepoReplacer replacer;
     private final ExecutorService workers;
@@ -47,6 +49,7 @@ public final class FailedRepoRetrier implements AutoCloseable {
         this.settings = s;
         this.store = store;
         this.bm = BackfillMetrics.of(metrics.registry());
+        this.metrics = metrics;
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
         CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
@@ -60,7 +63,7 @@ public final class FailedRepoRetrier implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.loop = new Thread(this::loop, "failed-repo-retrier");
+        this.loop = new Thread(this::loop, THREAD);
         this.loop.setDaemon(true);
     }
 
@@ -73,16 +76,33 @@ public final class FailedRepoRetrier implements AutoCloseable {
         loop.start();
     }
 
+    /**
+     * Passes every interval. A pass that fails is logged and counted, readiness goes false, and the
+     * next pass starts after a backoff (1 s doubling to 5 min): the retrier never dies quietly.
+     */
     private void loop() {
+        long backoff = 1000;
         try {
             while (!closed) {
-                Pass p = runPass();
-                if (p.candidates() > 0) {
-                    LOG.infof("failed-repo retry pass: %d candidates, %d complete, %d unavailable, %d failed again,"
-                            + " %d skipped (host parked)", p.candidates(), p.complete(), p.unavailable(), p.failed(),
-                            p.skippedHostParked());
+                try {
+                    Pass p = runPass();
+                    metrics.threadUp(THREAD);
+                    backoff = 1000;
+                    if (p.candidates() > 0) {
+                        LOG.infof("failed-repo retry pass: %d candidates, %d complete, %d unavailable, %d failed again,"
+                                + " %d skipped (host parked)", p.candidates(), p.complete(), p.unavailable(), p.failed(),
+                                p.skippedHostParked());
+                    }
+                    Thread.sleep(settings.retryInterval().toMillis());
+                } catch (RuntimeException e) {
+                    if (closed) {
+                        return;
+                    }
+                    metrics.threadDown(THREAD);
+                    LOG.errorf(e, "failed-repo retry pass failed; next pass in %d ms", backoff);
+                    Thread.sleep(backoff);
+                    backoff = Math.min(300_000, backoff * 2);
                 }
-                Thread.sleep(settings.retryInterval().toMillis());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -4,32 +4,32 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import jetstream.ingester.net.Outbound;
 
 /**
  * The three sync calls the backfill makes ({@code listHosts}, {@code listRepos}, {@code getRepo}),
  * with every answer classified for the retry and parking policy. Upstream JSON is untrusted: an
- * unparseable page is a {@link Outcome#BAD_RESPONSE}, never an exception. Bodies are bounded.
+ * unparseable page is a {@link Outcome#BAD_RESPONSE}, never an exception. Requests go through
+ * {@link Outbound}: a deadline over the whole exchange and a cap on every body; redirects are
+ * followed by hand, each target checked and never from https down to http.
  */
 final class Xrpc {
     static final JsonFactory JSON = new JsonFactory();
     /** Bound on a listHosts/listRepos page body (1000 entries of ~200 bytes, with room to spare). */
     static final int MAX_PAGE_BYTES = 8 << 20;
     /** Bound on one repository CAR held in memory. */
-    static final long MAX_CAR_BYTES = Integer.MAX_VALUE - 64;
+    static final long MAX_CAR_BYTES = Outbound.MAX_CAR_BYTES;
     /** Longest a rate-limit park honours {@code ratelimit-reset}: a hostile value must not stall a host for days. */
     static final Duration MAX_RATE_LIMIT_PARK = Duration.ofMinutes(5);
 
@@ -146,31 +146,37 @@ final class Xrpc {
 
     /** The classified answer, or the URI a redirect points to. */
     private Object send(URI uri, Duration timeout, long maxBytes, CarSpool carSpool) throws InterruptedException {
-        HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout).GET().build();
-        HttpResponse<InputStream> resp;
+        Outbound.Response resp;
+        byte[] body;
         try {
-            resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+            resp = Outbound.open(http, uri, timeout, maxBytes);
         } catch (ConnectException | HttpConnectTimeoutException | UnresolvedAddressException e) {
             return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getClass().getSimpleName());
+        } catch (Outbound.Failure e) {
+            if (e.getCause() instanceof ConnectException || e.getCause() instanceof UnresolvedAddressException) {
+                return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getCause().getClass().getSimpleName());
+            }
+            return Answer.of(Outcome.BAD_RESPONSE, e.reason());
         } catch (IOException e) {
             if (e.getCause() instanceof ConnectException || e.getCause() instanceof UnresolvedAddressException) {
                 return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getCause().getClass().getSimpleName());
             }
             return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
         }
-        long declared = resp.headers().firstValueAsLong("content-length").orElse(-1);
-        int status = resp.statusCode();
-        byte[] body;
-        try (InputStream in = resp.body()) {
+        int status = resp.status();
+        try (resp) {
             if (carSpool != null && status == 200) {
-                Object got = carSpool.read(in, declared, maxBytes);
+                long declared = resp.headers().firstValueAsLong("content-length").orElse(-1);
+                Object got = carSpool.read(resp.body(), declared, maxBytes);
                 if (got instanceof Path file) {
                     return new Answer(Outcome.OK, null, null, 0, file);
                 }
                 body = (byte[]) got;
             } else {
-                body = readBounded(in, declared, maxBytes);
+                body = resp.readAll();
             }
+        } catch (Outbound.Failure e) {
+            return Answer.of(Outcome.BAD_RESPONSE, e.reason());
         } catch (IOException e) {
             return Answer.of(Outcome.BAD_RESPONSE, "io: " + e.getClass().getSimpleName());
         }
@@ -178,15 +184,11 @@ final class Xrpc {
             return Answer.of(Outcome.BAD_RESPONSE, "body_too_large");
         }
         if (status >= 301 && status <= 308 && status != 304 && status != 305 && status != 306) {
-            var loc = resp.headers().firstValue("location");
-            if (loc.isEmpty()) {
-                return Answer.of(Outcome.BAD_RESPONSE, "http " + status + " without location");
+            URI next = Outbound.location(uri, status, resp.headers());
+            if (next == null) {
+                return Answer.of(Outcome.BAD_RESPONSE, "http " + status + " without a usable location");
             }
-            try {
-                return uri.resolve(loc.get());
-            } catch (IllegalArgumentException e) {
-                return Answer.of(Outcome.BAD_RESPONSE, "bad redirect location");
-            }
+            return Outbound.schemeAllowed(uri, next) ? next : Answer.of(Outcome.BAD_RESPONSE, "redirect_refused");
         }
         if (status == 200) {
             return new Answer(Outcome.OK, body, null, 0);
@@ -209,33 +211,8 @@ final class Xrpc {
         return Answer.of(Outcome.BAD_RESPONSE, "http " + status + (error == null ? "" : " " + error));
     }
 
-    /** The body, or null when it exceeds {@code max}; the declared length is checked before reading. */
-    private static byte[] readBounded(InputStream in, long declared, long max) throws IOException {
-        if (declared > max) {
-            return null;
-        }
-        if (declared >= 0) {
-            byte[] b = in.readNBytes((int) declared);
-            if (b.length != declared) {
-                throw new IOException("body shorter than its content-length");
-            }
-            return b;
-        }
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        byte[] buf = new byte[64 << 10];
-        long total = 0;
-        for (int n; (n = in.read(buf)) > 0; ) {
-            total += n;
-            if (total > max) {
-                return null;
-            }
-            out.write(buf, 0, n);
-        }
-        return out.toByteArray();
-    }
-
     /** Milliseconds until {@code ratelimit-reset} (epoch seconds) or {@code retry-after}, capped; 1 s when absent. */
-    private static long retryAfter(HttpResponse<?> resp) {
+    private static long retryAfter(Outbound.Response resp) {
         long now = System.currentTimeMillis();
         long wait = 1000;
         var reset = resp.headers().firstValue("ratelimit-reset");

@@ -82,7 +82,9 @@ public final class FeedServer implements AutoCloseable {
         this.thread.setDaemon(true);
     }
 
-    public void start() {
+    /** Starts the selector thread; its death (an I/O failure of the selector, a bug) goes to {@code onFatal}. */
+    public void start(java.util.function.Consumer<Throwable> onFatal) {
+        thread.setUncaughtExceptionHandler((t, e) -> onFatal.accept(e));
         thread.start();
     }
 

@@ -10,14 +10,16 @@ import java.util.Set;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * Repositories being refetched after a chain break, and the events that arrived for them while the
- * fetch was in flight. A DID's events are held in arrival order (not verified or applied yet) and
- * replayed after its replacement, so the repository neither loses the commits newer than the
- * fetched rev nor sees its events out of order. Both are metadata entries staged into the
- * durability batch of the event that caused them (so a crash after the relay cursor passed an event
- * still holds it):
+ * Repositories waiting for something before their events can be applied: a refetch after a chain
+ * break or a {@code #sync}, or the resolution of their signing key (PLC or did:web unreachable, or a
+ * key to re-resolve after a signature failure). The events that arrive meanwhile are held in
+ * arrival order (not verified or applied yet) and replayed afterwards, so the repository neither
+ * loses them nor sees them out of order. Both are metadata entries staged into the durability batch
+ * of the event that caused them (so a crash after the relay cursor passed an event still holds it):
  * <ul>
- * <li>{@code sync/resync/<did>} → {@code 0x01}: a resync is pending;
+ * <li>{@code sync/resync/<did>} → {@code 0x01} (a resync after a chain break), {@code 0x01 0x02} +
+ *     the raw {@code #sync} frame (a resync the {@code #sync} asked for: its kind 6 row is archived
+ *     only together with the fetched kind 7 rows), or {@code 0x01 0x03} (waiting for the key);
  * <li>{@code sync/held/<did>/<upstream seq, 20 decimal digits>} → {@code 0x01} + the raw relay frame.
  * </ul>
  * Both are deleted in the batch of the replacement that ends the pending state. Held events are
@@ -34,9 +36,27 @@ final class PendingResyncs {
     /** An event held for a DID: its upstream seq and its relay frame. */
     record Held(long seq, byte[] frame) {}
 
+    /** What a pending DID waits for. */
+    enum Cause { CHAIN_BREAK, SYNC, IDENTITY }
+
+    private static final byte SYNC_TAG = 2;
+    private static final byte IDENTITY_TAG = 3;
+
+    /** One pending DID: its cause, the {@code #sync} frame of a SYNC, and its held events. */
+    private static final class Pending {
+        final Cause cause;
+        final byte[] syncFrame;
+        final ArrayDeque<Held> held = new ArrayDeque<>();
+
+        Pending(Cause cause, byte[] syncFrame) {
+            this.cause = cause;
+            this.syncFrame = syncFrame;
+        }
+    }
+
     private final int maxPerDid;
     private final long maxBytes;
-    private final Map<String, ArrayDeque<Held>> pending = new LinkedHashMap<>();
+    private final Map<String, Pending> pending = new LinkedHashMap<>();
     private long heldBytes;
 
     PendingResyncs(int maxPerDid, long maxBytes) {
@@ -52,10 +72,7 @@ final class PendingResyncs {
         PendingResyncs p = new PendingResyncs(maxPerDid, maxBytes);
         store.forEach(RESYNC_PREFIX, (k, v) -> {
             String key = new String(k, StandardCharsets.US_ASCII);
-            if (v.length != 1 || v[0] != VERSION) {
-                throw new IllegalStateException(key + " is not a version-1 resync marker");
-            }
-            p.pending.put(key.substring(RESYNC_PREFIX.length()), new ArrayDeque<>());
+            p.pending.put(key.substring(RESYNC_PREFIX.length()), marker(key, v));
         });
         // keys sort by DID, then by the fixed-width seq: each DID's events come back in arrival order
         store.forEach(HELD_PREFIX, (k, v) -> {
@@ -65,14 +82,39 @@ final class PendingResyncs {
                 throw new IllegalStateException(key + " is not a version-1 held event");
             }
             String did = key.substring(HELD_PREFIX.length(), slash);
-            ArrayDeque<Held> q = p.pending.get(did);
+            Pending q = p.pending.get(did);
             if (q == null) {
                 throw new IllegalStateException(key + " is held for a DID with no pending resync");
             }
-            q.add(new Held(Long.parseLong(key.substring(slash + 1)), java.util.Arrays.copyOfRange(v, 1, v.length)));
+            q.held.add(new Held(Long.parseLong(key.substring(slash + 1)), java.util.Arrays.copyOfRange(v, 1, v.length)));
             p.heldBytes += v.length - 1;
         });
         return p;
+    }
+
+    private static Pending marker(String key, byte[] v) {
+        if (v.length == 1 && v[0] == VERSION) {
+            return new Pending(Cause.CHAIN_BREAK, null);
+        }
+        if (v.length > 2 && v[0] == VERSION && v[1] == SYNC_TAG) {
+            return new Pending(Cause.SYNC, java.util.Arrays.copyOfRange(v, 2, v.length));
+        }
+        if (v.length == 2 && v[0] == VERSION && v[1] == IDENTITY_TAG) {
+            return new Pending(Cause.IDENTITY, null);
+        }
+        throw new IllegalStateException(key + " is not a version-1 resync marker");
+    }
+
+    /** What {@code did} waits for, or null when it is not pending. */
+    Cause cause(String did) {
+        Pending p = pending.get(did);
+        return p == null ? null : p.cause;
+    }
+
+    /** The {@code #sync} frame a SYNC resync was started by, else null. */
+    byte[] syncFrame(String did) {
+        Pending p = pending.get(did);
+        return p == null ? null : p.syncFrame;
     }
 
     boolean isPending(String did) {
@@ -85,32 +127,52 @@ final class PendingResyncs {
 
     int heldCount() {
         int n = 0;
-        for (ArrayDeque<Held> q : pending.values()) {
-            n += q.size();
+        for (Pending q : pending.values()) {
+            n += q.held.size();
         }
         return n;
     }
 
-    /** Marks {@code did} pending and stages its marker; false when it already was. */
+    /** Marks {@code did} pending for a chain-break resync and stages its marker; false when it already was. */
     boolean begin(String did, Map<String, byte[]> stage) {
+        return begin(did, Cause.CHAIN_BREAK, null, stage);
+    }
+
+    /**
+     * Marks {@code did} pending and stages its marker; false when it already was.
+     *
+     * @param syncFrame the {@code #sync} frame for {@link Cause#SYNC}, else null
+     */
+    boolean begin(String did, Cause cause, byte[] syncFrame, Map<String, byte[]> stage) {
         if (pending.containsKey(did)) {
             return false;
         }
-        pending.put(did, new ArrayDeque<>());
-        stage.put(RESYNC_PREFIX + did, new byte[] {VERSION});
+        pending.put(did, new Pending(cause, syncFrame));
+        byte[] v = switch (cause) {
+            case CHAIN_BREAK -> new byte[] {VERSION};
+            case IDENTITY -> new byte[] {VERSION, IDENTITY_TAG};
+            case SYNC -> {
+                byte[] m = new byte[syncFrame.length + 2];
+                m[0] = VERSION;
+                m[1] = SYNC_TAG;
+                System.arraycopy(syncFrame, 0, m, 2, syncFrame.length);
+                yield m;
+            }
+        };
+        stage.put(RESYNC_PREFIX + did, v);
         return true;
     }
 
     /** Holds an event of a pending DID and stages it; false when it does not fit (dropped). */
     boolean hold(String did, long seq, byte[] frame, Map<String, byte[]> stage) {
-        ArrayDeque<Held> q = pending.get(did);
+        Pending q = pending.get(did);
         if (q == null) {
             throw new IllegalStateException("no resync pending for " + did);
         }
-        if (q.size() >= maxPerDid || heldBytes + frame.length > maxBytes) {
+        if (q.held.size() >= maxPerDid || heldBytes + frame.length > maxBytes) {
             return false;
         }
-        q.add(new Held(seq, frame));
+        q.held.add(new Held(seq, frame));
         heldBytes += frame.length;
         byte[] v = new byte[frame.length + 1];
         v[0] = VERSION;
@@ -125,16 +187,16 @@ final class PendingResyncs {
      * held again, which stages it anew over its deletion.
      */
     List<Held> finish(String did, Map<String, byte[]> stage) {
-        ArrayDeque<Held> q = pending.remove(did);
+        Pending q = pending.remove(did);
         if (q == null) {
             return List.of();
         }
         stage.put(RESYNC_PREFIX + did, null);
-        for (Held h : q) {
+        for (Held h : q.held) {
             stage.put(heldKey(did, h.seq()), null);
             heldBytes -= h.frame().length;
         }
-        return new ArrayList<>(q);
+        return new ArrayList<>(q.held);
     }
 
     static String heldKey(String did, long seq) {

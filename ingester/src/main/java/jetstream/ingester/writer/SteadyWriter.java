@@ -114,6 +114,10 @@ public final class SteadyWriter implements AutoCloseable {
     private final Path dataDir;
     private volatile boolean running = true;
     private volatile IndexedAtRules indexedAtRules;
+    /** The witnessed_at of the last append (writer thread only): appends never stamp an earlier one. */
+    private long lastWitnessedAt;
+    private volatile java.util.function.LongSupplier clockMicros = () -> System.currentTimeMillis() * 1000;
+    private final io.micrometer.core.instrument.Counter witnessedClamped;
     private volatile Throwable failure;
     private long sealStartNanos;
 
@@ -124,6 +128,7 @@ public final class SteadyWriter implements AutoCloseable {
         this.dataDir = dataDir;
         this.store = store;
         this.metrics = metrics;
+        this.witnessedClamped = metrics.registry().counter("jetstream_ingest_witnessed_clamped_total");
         this.onFatal = onFatal;
         this.queueBudget = new ByteBudget(queueBytes);
         Path segDir = tree.dir(dataDir);
@@ -212,6 +217,11 @@ public final class SteadyWriter implements AutoCloseable {
             throw new IllegalStateException("the " + tree + " writer has no seq lease");
         }
         return lease;
+    }
+
+    /** Replaces the wall clock witnessed_at is read from (tests step it back). */
+    void clock(java.util.function.LongSupplier micros) {
+        clockMicros = micros;
     }
 
     public long appendedCount() {
@@ -426,7 +436,15 @@ public final class SteadyWriter implements AutoCloseable {
     }
 
     private void process(Submission s) {
-        long now = System.currentTimeMillis() * 1000;
+        long now = clockMicros.getAsLong();
+        if (now < lastWitnessedAt && !s.rows().isEmpty()) {
+            // the wall clock stepped back: witnessed_at stays monotonic in seq so time cursors hold
+            now = lastWitnessedAt;
+            witnessedClamped.increment();
+        }
+        if (!s.rows().isEmpty()) {
+            lastWitnessedAt = now;
+        }
         for (ArchiveRow r : s.rows()) {
             append(r, now);
         }

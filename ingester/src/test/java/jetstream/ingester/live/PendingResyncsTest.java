@@ -81,7 +81,8 @@ class PendingResyncsTest {
         }
     }
 
-    private static void commit(MetaStore store, Map<String, byte[]> stage) {
+    /** Commits a stage as the writer's durability batch would (a null value deletes). */
+    static void commit(MetaStore store, Map<String, byte[]> stage) {
         try (MetaStore.Batch b = store.batch()) {
             stage.forEach((k, v) -> {
                 if (v == null) {

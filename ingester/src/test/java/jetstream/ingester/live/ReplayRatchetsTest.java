@@ -98,7 +98,9 @@ class ReplayRatchetsTest {
             HttpClient http = HttpClient.newHttpClient();
             LiveConsumer c = new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer,
                     new IdentityResolver(http, "http://127.0.0.1:1", store, Duration.ofHours(24)), metrics, false,
-                    () -> true, UnaryOperator.identity());
+                    () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
+                        throw new AssertionError(t);
+                    });
             assertTrue(c.handle(accountFrame(99)));
             assertTrue(c.handle(accountFrame(100)));
             assertTrue(c.handle(accountFrame(101)));

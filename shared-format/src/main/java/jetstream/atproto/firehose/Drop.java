@@ -14,6 +14,8 @@ public record Drop(String reason, boolean wholeEvent, String detail) {
     public static final String INVALID_COLLECTION = "invalid_collection";
     public static final String INVALID_RKEY = "invalid_rkey";
     public static final String MISSING_BLOCK = "missing_block";
+    /** A record block that is not exactly one DAG-CBOR map of the atproto data model. */
+    public static final String INVALID_DATA_MODEL = "invalid_data_model";
     public static final String FIELD_TOO_LONG = "field_too_long";
 
     public Drop {

@@ -14,6 +14,7 @@ import jetstream.atproto.DecodeException;
 import jetstream.atproto.car.CarBlock;
 import jetstream.atproto.car.CarReader;
 import jetstream.atproto.cbor.DagCbor;
+import jetstream.atproto.cbor.DataModel;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
@@ -29,7 +30,9 @@ import jetstream.atproto.syntax.Tid;
  *       drops the whole event (or fails the whole repo): every row would share it;
  *   <li>a path whose collection is not an NSID ({@code $}-prefixed names included) or whose record
  *       key is not a record key drops that record only;
- *   <li>a create/update/resync record whose block is missing drops that record;
+ *   <li>a create/update/resync record whose block is missing, or is not exactly one DAG-CBOR map of
+ *       the atproto data model ({@code invalid_data_model}: floats, CIDs not SHA-256, trailing
+ *       bytes, a top-level non-map), drops that record;
  *   <li>a record whose collection or key does not fit its segment column drops that record
  *       ({@code field_too_long}).
  * </ul>
@@ -239,6 +242,10 @@ public final class RowConverter {
             }
             if (block == null) {
                 drop(new Drop(Drop.MISSING_BLOCK, false, "did=" + did + " path=" + path));
+                return;
+            }
+            if (kind != ArchiveRow.KIND_DELETE && !DataModel.isRecord(block.buffer(), block.offset(), block.length())) {
+                drop(new Drop(Drop.INVALID_DATA_MODEL, false, "did=" + did + " path=" + path));
                 return;
             }
             // Legal but unrepresentable: NSIDs reach 317 bytes and record keys 512, the columns hold 255.

@@ -40,7 +40,7 @@ class DataLayerFuzzTest {
     @Test
     void mutatedCorpusInputsOnlyFailWithDecodeException() {
         long iterations = Long.getLong("jetstream.fuzz.iterations", 100_000L);
-        long seconds = Long.getLong("jetstream.fuzz.seconds", 60L);
+        long seconds = Long.getLong("jetstream.fuzz.seconds", 600L);
         long seed = Long.getLong("jetstream.fuzz.seed", 20260704L);
 
         List<byte[]> cborSeeds = new ArrayList<>();
@@ -93,7 +93,9 @@ class DataLayerFuzzTest {
         }
         System.out.println("DataLayerFuzzTest: " + done + " mutated inputs (" + accepted + " accepted items), seed " + seed
                 + (timedOut ? ", stopped by the " + seconds + " s cap" : ""));
-        assertTrue(timedOut || done >= iterations, "iterations " + done + " < " + iterations);
+        // the time guard only stops a hung or far too slow campaign: falling short of the floor fails
+        assertTrue(done >= iterations, "only " + done + " of " + iterations + " iterations within the " + seconds
+                + " s guard (jetstream.fuzz.seconds)");
         assertTrue(done > 0);
     }
 

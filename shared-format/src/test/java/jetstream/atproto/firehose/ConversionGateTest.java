@@ -128,6 +128,35 @@ class ConversionGateTest {
     }
 
     @Test
+    void recordsOutsideTheDataModelDropOnlyTheirOp() {
+        byte[] blake3Link = new byte[42];
+        byte[] head = {(byte) 0xa1, 0x61, 0x61, (byte) 0xd8, 0x2a, 0x58, 0x25, 0x00, 0x01, 0x71, 0x1e, 0x20};
+        System.arraycopy(head, 0, blake3Link, 0, head.length);
+        byte[] sha256Link = DagCbor.encode(Map.of("a", RECORD_CID));
+        byte[][] bad = {
+            {(byte) 0xa1, 0x61, 0x61, (byte) 0xfb, 0x3f, (byte) 0xf0, 0, 0, 0, 0, 0, 0}, // a float
+            blake3Link, // a link whose hash is not SHA-256
+            Arrays.copyOf(RECORD, RECORD.length + 1), // trailing bytes
+            DagCbor.encode(List.of("x")), // not a map
+        };
+        Map<Cid, byte[]> blocks = new LinkedHashMap<>();
+        List<Map<String, Object>> ops = new ArrayList<>();
+        for (int i = 0; i < bad.length; i++) {
+            blocks.put(Cid.ofDagCbor(bad[i]), bad[i]);
+            ops.add(op(i % 2 == 0 ? "create" : "update", "app.bsky.feed.like/3mptbyplj5d2" + (char) ('a' + i), Cid.ofDagCbor(bad[i])));
+        }
+        blocks.put(Cid.ofDagCbor(sha256Link), sha256Link);
+        ops.add(op("create", "app.bsky.feed.like/3mptbyplj5d2z", Cid.ofDagCbor(sha256Link)));
+        Map<String, Object> body = commit(DID, REV, ops, true);
+        body.put("blocks", CarWriter.toBytes(List.of(RECORD_CID), blocks));
+        RowConverter.Result r = convert(frame(message("#commit"), body));
+        assertEquals(List.of(Drop.INVALID_DATA_MODEL, Drop.INVALID_DATA_MODEL, Drop.INVALID_DATA_MODEL,
+                Drop.INVALID_DATA_MODEL), r.drops().stream().map(Drop::reason).toList());
+        assertEquals(1, r.rows().size(), "a record linking by SHA-256 passes");
+        assertEquals("3mptbyplj5d2z", r.rows().get(0).rkey());
+    }
+
+    @Test
     void emptyCarDropsCreatesButKeepsDeletes() {
         RowConverter.Result r = convert(frame(message("#commit"), commit(DID, REV, List.of(
                 op("create", "app.bsky.feed.like/3mptbyplj5d2a", RECORD_CID),

@@ -6,11 +6,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cbor.DagCbor;
@@ -22,6 +19,7 @@ import jetstream.atproto.syntax.Tid;
 import jetstream.wire.V1Json;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
+import jetstream.testing.FrameMutations;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,19 +31,12 @@ import org.junit.jupiter.api.Test;
  * rendered event is valid JSON.
  */
 class FirehoseFuzzTest {
-    private static final Object[] HOSTILE = {
-        "", "$account", "$sync/self", "app.bsky.feed.like/", "app.bsky.feed.like/..", "app.bsky.feed.like/" + "k".repeat(300),
-        "a".repeat(300) + ".b.c/k", "did:plc:", "DID:plc:x", "did:plc:" + "x".repeat(3000), "3mptbypluud2", "kzzzzzzzzzzzz",
-        "create", "update", "delete", "resync", "\u2028<&>", "\uD83D\uDE00", -1L, 0L, Long.MAX_VALUE, true, null,
-        new byte[0], new byte[] {1, 2, 3}, List.of(), Map.of(), List.of(Map.of("action", "create")),
-    };
-
     private final ObjectMapper json = new ObjectMapper();
 
     @Test
     void mutatedFramesNeverEscapeTheGate() throws IOException {
         long iterations = Long.getLong("jetstream.fuzz.iterations", 100_000L);
-        long seconds = Long.getLong("jetstream.fuzz.seconds", 60L);
+        long seconds = Long.getLong("jetstream.fuzz.seconds", 600L);
         long seed = Long.getLong("jetstream.fuzz.seed", 20261202L);
         List<byte[]> seeds = RelayCorpusConversionTest.frames();
         assertEquals(91, seeds.size());
@@ -68,7 +59,7 @@ class FirehoseFuzzTest {
                 break;
             }
             byte[] seedFrame = seeds.get(rnd.nextInt(seeds.size()));
-            byte[] input = rnd.nextBoolean() ? flipBytes(rnd, seedFrame) : restructure(rnd, seedFrame);
+            byte[] input = rnd.nextBoolean() ? FrameMutations.flipBytes(rnd, seedFrame) : FrameMutations.restructure(rnd, seedFrame);
             try {
                 RowConverter.Result result = converter.convert(decoder.decode(input));
                 drops += result.drops().size();
@@ -93,7 +84,9 @@ class FirehoseFuzzTest {
         }
         System.out.println("FirehoseFuzzTest: " + done + " frames, " + rows + " rows rendered, " + drops + " drops, seed " + seed
                 + (timedOut ? ", stopped by the " + seconds + " s cap" : ""));
-        assertTrue(timedOut || done >= iterations, "iterations " + done + " < " + iterations);
+        // the time guard only stops a hung or far too slow campaign: falling short of the floor fails
+        assertTrue(done >= iterations, "only " + done + " of " + iterations + " iterations within the " + seconds
+                + " s guard (jetstream.fuzz.seconds)");
         assertTrue(rows > 0 && drops > 0, "the campaign must reach both accepted rows and gate drops");
     }
 
@@ -112,44 +105,5 @@ class FirehoseFuzzTest {
                 assertTrue(Tid.isValid(row.rev()), row.rev());
             }
         }
-    }
-
-    private static byte[] flipBytes(Random rnd, byte[] frame) {
-        byte[] b = frame.clone();
-        int flips = 1 + rnd.nextInt(3);
-        for (int i = 0; i < flips; i++) {
-            b[rnd.nextInt(b.length)] ^= (byte) (1 << rnd.nextInt(8));
-        }
-        return b;
-    }
-
-    /** Decodes header and body, replaces or removes one field (possibly inside an op), re-encodes. */
-    @SuppressWarnings("unchecked")
-    private static byte[] restructure(Random rnd, byte[] frame) {
-        int h = DagCbor.itemLength(frame, 0, frame.length);
-        Map<String, Object> header = new LinkedHashMap<>(DagCbor.decodeMap(frame, 0, h));
-        Map<String, Object> body = new LinkedHashMap<>(DagCbor.decodeMap(frame, h, frame.length - h));
-        Map<String, Object> target = rnd.nextInt(8) == 0 ? header : body;
-        Object ops = body.get("ops");
-        if (target == body && ops instanceof List && !((List<Object>) ops).isEmpty() && rnd.nextBoolean()) {
-            List<Object> copy = new ArrayList<>((List<Object>) ops);
-            Map<String, Object> op = new LinkedHashMap<>((Map<String, Object>) copy.get(0));
-            copy.set(0, op);
-            body.put("ops", copy);
-            target = op;
-        }
-        List<String> keys = new ArrayList<>(target.keySet());
-        String key = keys.isEmpty() ? "x" : keys.get(rnd.nextInt(keys.size()));
-        if (rnd.nextInt(5) == 0) {
-            target.remove(key);
-        } else {
-            target.put(key, HOSTILE[rnd.nextInt(HOSTILE.length)]);
-        }
-        byte[] a = DagCbor.encode(header);
-        byte[] b = DagCbor.encode(body);
-        byte[] f = new byte[a.length + b.length];
-        System.arraycopy(a, 0, f, 0, a.length);
-        System.arraycopy(b, 0, f, a.length, b.length);
-        return f;
     }
 }
