@@ -26,22 +26,24 @@ public final class BlockBloomRegion {
     }
 
     /**
-     * Builds the region from each block's distinct non-empty DIDs. Every filter is sized for the
-     * largest block (at least 1), so all have one size (jetstream #302).
+     * Builds the region from each block's distinct non-empty DIDs, given as their probes (hashed
+     * once by the caller). Every filter is sized for the largest block (at least 1), so all have one
+     * size (jetstream #302); the size is computed once for all of them.
      */
-    public static BlockBloomRegion build(List<List<byte[]>> distinctDidsPerBlock) {
+    public static BlockBloomRegion build(List<GloomFilter.Probe[]> distinctDidsPerBlock) {
         int capacity = 1;
-        for (List<byte[]> dids : distinctDidsPerBlock) {
-            capacity = Math.max(capacity, dids.size());
+        for (GloomFilter.Probe[] dids : distinctDidsPerBlock) {
+            capacity = Math.max(capacity, dids.length);
         }
         int count = distinctDidsPerBlock.size();
-        int size = count == 0 ? 0 : (int) GloomFilter.optimalParams(capacity, FP_RATE).serializedSize();
+        GloomFilter.Params params = GloomFilter.optimalParams(capacity, FP_RATE);
+        int size = count == 0 ? 0 : (int) params.serializedSize();
         byte[] out = new byte[Math.toIntExact(HEADER_SIZE + (long) count * size)];
         Le.put32(out, 0, count);
         Le.put32(out, 4, size);
         for (int i = 0; i < count; i++) {
-            GloomFilter f = GloomFilter.create(capacity, FP_RATE);
-            for (byte[] did : distinctDidsPerBlock.get(i)) {
+            GloomFilter f = new GloomFilter(params.numBlocks(), params.k());
+            for (GloomFilter.Probe did : distinctDidsPerBlock.get(i)) {
                 f.add(did);
             }
             f.writeTo(out, HEADER_SIZE + i * size);

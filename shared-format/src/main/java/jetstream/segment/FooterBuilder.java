@@ -1,12 +1,8 @@
 package jetstream.segment;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.function.LongPredicate;
 
 /**
@@ -24,8 +20,9 @@ public final class FooterBuilder {
     private final ZstdFrames zstd;
     private final List<BlockIndexEntry> entries = new ArrayList<>();
     private final CollectionIndex.Builder collections = new CollectionIndex.Builder();
-    private final Set<ByteBuffer> segmentDids = new LinkedHashSet<>();
-    private final List<List<byte[]>> blockDids = new ArrayList<>();
+    private final DidSet segmentDids = new DidSet();
+    /** Each block's distinct DIDs, as their hashes: all the per-block blooms need. */
+    private final List<GloomFilter.Probe[]> blockDids = new ArrayList<>();
     private long events;
     private boolean anyRow;
     private long minSeq;
@@ -81,8 +78,7 @@ public final class FooterBuilder {
         long bMinW = 0;
         long bMaxW = 0;
         collections.startBlock();
-        Set<ByteBuffer> seen = new HashSet<>();
-        List<byte[]> distinct = new ArrayList<>();
+        DidSet seen = new DidSet();
         byte[] buf = block.buffer();
         for (int i = 0; i < n; i++) {
             long seq = block.seq(i);
@@ -111,12 +107,11 @@ public final class FooterBuilder {
             int dl = block.didLength(i);
             if (dl > 0) {
                 int dOff = block.didOffset(i);
-                ByteBuffer key = ByteBuffer.wrap(buf, dOff, dl);
-                if (!seen.contains(key)) {
+                GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
+                if (seen.indexOf(buf, dOff, dl, probe) < 0) {
                     byte[] did = Arrays.copyOfRange(buf, dOff, dOff + dl);
-                    seen.add(ByteBuffer.wrap(did));
-                    distinct.add(did);
-                    segmentDids.add(ByteBuffer.wrap(did));
+                    seen.add(did, probe);
+                    segmentDids.add(did, probe);
                 }
             }
             collections.addRow(block.kindCode(i), buf, block.collectionOffset(i), block.collectionLength(i));
@@ -125,7 +120,7 @@ public final class FooterBuilder {
         if (events > 0xFFFFFFFFL) {
             throw new SegmentException(SegmentException.Type.BUFFER_FULL, "segment holds more than 2^32-1 events");
         }
-        blockDids.add(distinct);
+        blockDids.add(seen.probes());
         BlockIndexEntry entry;
         if (envelope == null) {
             entry = new BlockIndexEntry(offset, compressedSize, block.bodyLength(), n, bMinSeq, bMaxSeq, bMinW, bMaxW);
@@ -166,8 +161,8 @@ public final class FooterBuilder {
         index.writeTo(indexBytes, 0);
         BlockIndex.parse(indexBytes, 0, indexBytes.length, entries.size(), footerOffset);
         GloomFilter segmentBloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
-        for (ByteBuffer did : segmentDids) {
-            segmentBloom.add(did.array());
+        for (int i = 0; i < segmentDids.size(); i++) {
+            segmentBloom.add(segmentDids.probe(i));
         }
         BlockBloomRegion region = BlockBloomRegion.build(blockDids);
         CollectionIndex collectionIndex = collections.build();

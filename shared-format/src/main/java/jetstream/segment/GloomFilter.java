@@ -104,8 +104,17 @@ public final class GloomFilter {
 
     public void add(byte[] key, int off, int len) {
         HashValue128 h = XXH3_128.hashBytesTo128Bits(key, off, len);
-        int base = blockIndex(h.getMostSignificantBits()) * 8;
-        int x = intraHash(h.getLeastSignificantBits());
+        add(h.getMostSignificantBits(), intraHash(h.getLeastSignificantBits()));
+    }
+
+    /** As {@link #add(byte[])} for a pre-hashed key: the seal hashes each DID once for every bloom level. */
+    public void add(Probe p) {
+        add(p.hi(), p.intra());
+    }
+
+    /** Adds a key hashed to {@code hi} and {@code intra} as {@link Probe} reduces them. */
+    void add(long hi, int x) {
+        int base = blockIndex(hi) * 8;
         for (int i = 0; i < k; i++) {
             int pos = partOffset[i] + Integer.remainderUnsigned(x, partSize[i]);
             words[base + (pos >>> 6)] |= 1L << (pos & 63);
@@ -137,7 +146,11 @@ public final class GloomFilter {
      */
     public record Probe(long hi, int intra) {
         public static Probe of(byte[] key) {
-            HashValue128 h = XXH3_128.hashBytesTo128Bits(key, 0, key.length);
+            return of(key, 0, key.length);
+        }
+
+        public static Probe of(byte[] key, int off, int len) {
+            HashValue128 h = XXH3_128.hashBytesTo128Bits(key, off, len);
             return new Probe(h.getMostSignificantBits(), intraHash(h.getLeastSignificantBits()));
         }
     }
@@ -362,28 +375,30 @@ public final class GloomFilter {
         long maxJ = (long) StrictMath.floor(lambda + 10 * StrictMath.sqrt(lambda) + 20);
         long floorLambda = (long) StrictMath.floor(lambda);
         double logLambda = StrictMath.log(lambda);
-        double logFactorial = 0;
+        SizingTable.Row row = SizingTable.row(k, (int) maxJ);
         double sum = 0;
-        for (long j = 0; j <= maxJ; j++) {
-            if (j > 0) {
-                logFactorial += StrictMath.log(j);
-            }
-            double p = StrictMath.exp(-lambda + j * logLambda - logFactorial);
+        for (int j = 0; j <= maxJ; j++) {
+            double p = StrictMath.exp(-lambda + j * logLambda - row.logFactorial(j));
             if (p < 1e-15 && j > floorLambda) {
                 break;
             }
             if (j > 0) {
-                sum += p * blockFalsePositiveRate(parts, j);
+                sum += p * row.blockRate(j);
             }
         }
         return sum;
     }
 
-    private static double blockFalsePositiveRate(int[] parts, double keys) {
+    /** Per-block false-positive rate of {@code keys} keys in one block partitioned as {@code parts}. */
+    static double blockFalsePositiveRate(int[] parts, double keys) {
         double r = 1;
         for (int p : parts) {
             r *= 1 - StrictMath.pow(1 - 1.0 / p, keys);
         }
         return r;
+    }
+
+    static int[] partitions(int k) {
+        return PARTITIONS[k];
     }
 }
