@@ -20,7 +20,6 @@ final class DidSet {
         return size;
     }
 
-
     GloomFilter.Probe probe(int i) {
         return probes[i];
     }
