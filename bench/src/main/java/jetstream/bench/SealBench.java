@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -30,13 +32,18 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * A full 256 MiB segment through the production writer: {@link #writeAndSeal} appends realistic rows
  * (4096 per block, zstd level 3, one fsync per block) until the size rotation seals the file;
  * {@link #sealOnly} seals an already written active file (re-read and decode every frame from disk,
  * build the footer, two writes, two fsyncs); {@link #floorWriteFsync} writes the same sealed bytes sequentially and fsyncs once —
- * the disk's floor for producing that file.
+ * the disk's floor for producing that file. Run through {@link #main} (JMH options as arguments) it
+ * also prints {@code RESULT} lines: seal and write + seal against that floor, from the same run.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -236,6 +243,32 @@ public class SealBench {
             }
             ch.force(true);
             return pos;
+        }
+    }
+
+    /**
+     * Runs the benchmarks with the given JMH options (e.g. {@code -f 1 -wi 2 -i 3}) and prints
+     * {@code RESULT seal_256mib_ms value=<sealOnly> floor=<floorWriteFsync> ratio=<x>} and the same for
+     * write + seal, for whichever of them ran.
+     */
+    public static void main(String[] args) throws Exception {
+        CommandLineOptions cli = new CommandLineOptions(args);
+        OptionsBuilder opts = new OptionsBuilder();
+        opts.parent(cli);
+        if (cli.getIncludes().isEmpty()) {
+            opts.include(SealBench.class.getSimpleName() + "\\.");
+        }
+        Map<String, Double> ms = new HashMap<>();
+        for (RunResult r : new Runner(opts.build()).run()) {
+            String name = r.getParams().getBenchmark();
+            ms.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
+        }
+        Double floor = ms.get("floorWriteFsync");
+        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"writeAndSeal", "write_seal_256mib_ms"}}) {
+            Double v = ms.get(m[0]);
+            if (v != null && floor != null) {
+                System.out.printf("RESULT %s value=%.0f floor=%.0f ratio=%.2f%n", m[1], v, floor, v / floor);
+            }
         }
     }
 
