@@ -49,6 +49,9 @@ public final class Subscriber {
     /** Set when the server ended the stream (any reason); a transport close without it is a clean disconnect. */
     private volatile boolean serverClosed;
     private volatile long lastPongNanos;
+    /** Seen overdue by the sweep (its only caller) since {@link #pongOverdueSinceNanos}. */
+    private boolean pongOverdue;
+    private long pongOverdueSinceNanos;
     /** Consecutive cold reads that moved nothing: past {@link #STALL_LIMIT} the cursor is stalled. */
     private int stalledReads;
     static final int STALL_LIMIT = 64;
@@ -142,13 +145,26 @@ public final class Subscriber {
     /**
      * Closes a connection that answered no ping for {@code pingIntervalNanos} plus the 5 s ping
      * timeout (facts §6.8): pings go out every interval, so a live client's last pong is never older.
+     * A pause of this process (a long GC, SIGSTOP) makes every pong look late at once while the
+     * answers sit unread in the socket buffers, so a connection fails only when it is still overdue
+     * one ping timeout after it was first seen overdue.
      */
     public boolean checkPing(long nowNanos, long pingIntervalNanos) {
-        if (!closed && pingIntervalNanos > 0 && nowNanos - lastPongNanos > pingIntervalNanos + settings.writeTimeoutNanos()) {
-            disconnect(SubscribeMetrics.Disconnect.PING_FAILED, 1008, "ping timeout");
-            return true;
+        long timeout = settings.writeTimeoutNanos();
+        if (closed || pingIntervalNanos <= 0 || nowNanos - lastPongNanos <= pingIntervalNanos + timeout) {
+            pongOverdue = false;
+            return false;
         }
-        return false;
+        if (!pongOverdue) {
+            pongOverdue = true;
+            pongOverdueSinceNanos = nowNanos;
+            return false;
+        }
+        if (nowNanos - pongOverdueSinceNanos < timeout) {
+            return false;
+        }
+        disconnect(SubscribeMetrics.Disconnect.PING_FAILED, 1008, "ping timeout");
+        return true;
     }
 
     /** The transport closed: stop and release. */

@@ -90,7 +90,14 @@ class DisconnectReasonsTest {
         assertFalse(p.checkPing(now + 34_000_000_000L, 30_000_000_000L), "within interval + 5 s");
         p.pong();
         assertFalse(p.checkPing(System.nanoTime() + 34_000_000_000L, 30_000_000_000L));
-        assertTrue(p.checkPing(System.nanoTime() + 36_000_000_000L, 30_000_000_000L));
+        long late = System.nanoTime() + 36_000_000_000L;
+        assertFalse(p.checkPing(late, 30_000_000_000L), "first seen overdue: its pong may be unread after a pause");
+        p.pong();
+        assertFalse(p.checkPing(System.nanoTime() + 1_000_000_000L, 30_000_000_000L), "the pong read after it clears it");
+        late = System.nanoTime() + 100_000_000_000L;
+        assertFalse(p.checkPing(late, 30_000_000_000L), "overdue again: a new first sight, not the old one");
+        assertFalse(p.checkPing(late + 4_000_000_000L, 30_000_000_000L), "within one ping timeout of the first sight");
+        assertTrue(p.checkPing(late + 6_000_000_000L, 30_000_000_000L));
         assertEquals(1008, quiet.closeCode);
         assertEquals(1.0, count("ping_failed"));
         assertFalse(p.cleanlyClosed());
