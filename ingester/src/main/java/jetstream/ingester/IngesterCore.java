@@ -68,6 +68,11 @@ public final class IngesterCore implements AutoCloseable {
     @FunctionalInterface
     public interface BackfillFactory {
         Backfill open(MetaStore store, SteadyWriter archive, IngestMetrics metrics, HttpClient http);
+
+        /** The loopback dev flag ({@code JETSTREAM_BACKFILL_ALLOW_LOOPBACK}), which live resyncs honour too. */
+        default boolean allowLoopback() {
+            return false;
+        }
     }
 
     private final Settings settings;
@@ -138,9 +143,10 @@ public final class IngesterCore implements AutoCloseable {
             Function<SteadyWriter, LiveConsumer> liveFactory = null;
             PhaseMachine[] machine = new PhaseMachine[1];
             if (s.relayUrl() != null && !s.relayUrl().isEmpty()) {
-                // DID documents are the account owner's: their PDS and did:web hosts must be public
-                // (a development PDS on this machine is reached through the dev host map, which is trusted)
-                HostnamePolicy policy = new HostnamePolicy(false);
+                // DID documents are the account owner's: their PDS and did:web hosts must be public (a development
+                // PDS on this machine is reached through the dev host map, which is trusted, or admitted by the
+                // loopback dev flag JETSTREAM_BACKFILL_ALLOW_LOOPBACK, which admits loopback only)
+                HostnamePolicy policy = new HostnamePolicy(s.backfill() != null && s.backfill().allowLoopback());
                 IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy);
                 liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
                         s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(), policy, onFatal);

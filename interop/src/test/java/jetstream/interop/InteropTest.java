@@ -95,6 +95,9 @@ class InteropTest {
             ingesterEnv.put("JETSTREAM_DATA_DIR", data.toString());
             ingesterEnv.put("JETSTREAM_RELAY_URL", pds.pdsUrl);
             ingesterEnv.put("JETSTREAM_PLC_URL", pds.plcUrl);
+            // the PDS's DID documents name its loopback endpoint; live resyncs (#sync) fetch from it, which the
+            // outbound policy refuses unless this dev flag admits loopback
+            ingesterEnv.put("JETSTREAM_BACKFILL_ALLOW_LOOPBACK", "true");
             ingesterEnv.put("JETSTREAM_INGEST_START_STEADY", "true");
             ingesterEnv.put("JETSTREAM_INGEST_BLOCK_AGE", "1s");
             ingesterEnv.put("JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64");

@@ -39,7 +39,17 @@ public final class EngineBackfill implements Backfill {
 
     /** The core's factory for these settings. */
     public static IngesterCore.BackfillFactory factory(BackfillSettings settings, UnaryOperator<String> pdsRoute) {
-        return (store, archive, metrics, http) -> new EngineBackfill(settings, http, store, archive, metrics, pdsRoute);
+        return new IngesterCore.BackfillFactory() {
+            @Override
+            public Backfill open(MetaStore store, SteadyWriter archive, IngestMetrics metrics, HttpClient http) {
+                return new EngineBackfill(settings, http, store, archive, metrics, pdsRoute);
+            }
+
+            @Override
+            public boolean allowLoopback() {
+                return settings.allowLoopback();
+            }
+        };
     }
 
     public BackfillEngine engine() {
