@@ -109,6 +109,7 @@ class MonitoringTest {
         assertTrue(byName.get("JetstreamDiskFreeLow").contains("jetstream_data_dir_free_bytes"));
         assertTrue(byName.get("JetstreamSlowConsumerDisconnectStorm").contains("jetstream_subscribe_adversarial_drops_total"));
         assertTrue(byName.get("JetstreamGatewayDisconnectStorm").contains("jetstream_subscribe_clean_disconnects_total"));
+        assertTrue(byName.get("JetstreamGatewayDisconnectStorm").contains("jetstream_subscribe_disconnects_total["));
         assertTrue(byName.get("JetstreamCompactionFailing").contains("jetstream_compaction_passes_total"));
         assertTrue(byName.get("JetstreamImportFailed").contains("jetstream_import_jobs_total{result=\"failed\"}"));
         assertTrue(byName.get("JetstreamBackfillHostsExhausted").contains("jetstream_backfill_exhausted_hosts"));

@@ -20,6 +20,8 @@ import jetstream.atproto.json.CborJson;
 public final class Simulator implements AutoCloseable {
     private final SimConfig cfg;
     private final World world;
+    /** DIDs whose getRepo was refused because the account was inactive (ground truth for oracle tests). */
+    private final java.util.Set<String> downloadRefused = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Firehose firehose;
     private final HttpServer server;
     private final int mainPort;
@@ -465,6 +467,9 @@ public final class Simulator implements AutoCloseable {
             ex.send(404, "application/json", Json.error("RepoNotFound", "Could not find repo for DID: " + did));
             return null;
         }
+        if (("deactivated".equals(status) || "takendown".equals(status)) && ex.path().endsWith(".getRepo")) {
+            downloadRefused.add(a.did);
+        }
         if ("deactivated".equals(status)) {
             badRequest(ex, "RepoDeactivated", "Repo has been deactivated: " + did);
             return null;
@@ -647,6 +652,7 @@ public final class Simulator implements AutoCloseable {
             g.writeStringField("hostname", t.hostname(did));
             g.writeStringField("rev", t.rev(did));
             g.writeNumberField("seq", t.seq());
+            g.writeBooleanField("downloadRefused", downloadRefused.contains(did));
             g.writeObjectFieldStart("records");
             for (Map.Entry<String, Cid> e : recs.entrySet()) {
                 g.writeStringField(e.getKey(), e.getValue().toString());

@@ -49,7 +49,8 @@
  * <li>{@code GET /<did>} — the PLC DID document (Multikey {@code #atproto} key, secp256k1 or P-256,
  *     {@code #atproto_pds} service).
  * <li>{@code GET /sim/hosts}, {@code GET /sim/truth/<did>} (status, handle, hostname, rev, seq,
- *     records), {@code GET /_health}.
+ *     records, and {@code downloadRefused}: whether a getRepo of it was ever refused because the
+ *     account was deactivated or taken down), {@code GET /_health}.
  * </ul>
  * PDS ports: {@code com.atproto.sync.listRepos} (its accounts; {@code {cursor?, repos:[{did, head,
  * rev, active, status?}]}}), {@code getRepo} (CAR v1: commit, then the MST depth first with its

@@ -428,8 +428,10 @@ class SystemTest {
      * while traffic goes on, so every rev polled stays a target the client may reach later.
      * A repository inactive when listed at the start, whose first account event the client saw
      * reactivates it, or made inactive by an event below {@code steadyFromSeq} (during the bootstrap or the
-     * merge, so perhaps before its download) may differ (the bootstrap could not download it, as in the
-     * reference).
+     * merge, so perhaps before its download), or whose getRepo the simulator refused as inactive (taken
+     * down or deactivated while the merge's pending pass downloaded it: the live consumer does not run during
+     * the merge, so that account event reaches the archive only after {@code steadyFromSeq}) may differ (the
+     * bootstrap could not download it: {@code unavailable} is terminal, as in the reference).
      */
     static FoldReport compareWithTruth(String simUrl, Set<String> dids, Set<String> unavailableAtStart, long steadyFromSeq,
                                        ClientRun client, int seconds) throws Exception {
@@ -437,6 +439,8 @@ class SystemTest {
         Set<String> matched = new TreeSet<>();
         Set<String> unavailableDiffering = new TreeSet<>();
         Map<String, String> lastDiff = new TreeMap<>();
+        Map<String, JsonNode> lastTruth = new TreeMap<>();
+        Set<String> downloadRefused = new TreeSet<>();
         Map<String, Map<String, Long>> observed = new java.util.HashMap<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!pending.isEmpty() && System.nanoTime() < deadline) {
@@ -447,6 +451,10 @@ class SystemTest {
                 assertEquals(200, r.statusCode(), r.body());
                 JsonNode t = JSON.readTree(r.body());
                 String rev = t.path("rev").asText();
+                lastTruth.put(did, t);
+                if (t.path("downloadRefused").asBoolean()) {
+                    downloadRefused.add(did);
+                }
                 long truthHash = 0;
                 int records = 0;
                 for (var f = t.path("records").fields(); f.hasNext(); ) {
@@ -479,6 +487,7 @@ class SystemTest {
             Set<String> unavailable = new TreeSet<>(unavailableAtStart);
             unavailable.addAll(client.reactivated());
             unavailable.addAll(client.inactiveBelow(steadyFromSeq));
+            unavailable.addAll(downloadRefused);
             for (String did : unavailable) {
                 if (pending.remove(did)) {
                     unavailableDiffering.add(did);
@@ -491,6 +500,8 @@ class SystemTest {
         List<String> problems = new ArrayList<>();
         for (String did : pending) {
             problems.add("fold: " + did + " never equal to ground truth: " + lastDiff.get(did));
+            LOG.println("system test: " + did + " differs from ground truth " + lastTruth.get(did) + ": " + client.explain(did,
+                    lastTruth.get(did).path("records")));
         }
         return new FoldReport(matched.size(), unavailableDiffering, client.snapshot().size(), problems);
     }
@@ -642,6 +653,34 @@ class SystemTest {
                     }
                 });
                 return out;
+            }
+        }
+
+        /** For a failure message: how the mirror of {@code did} differs from ground truth's records, and the DID's events. */
+        String explain(String did, JsonNode truthRecords) {
+            synchronized (rows) {
+                Map<String, String> m = mirror.getOrDefault(did, Map.of());
+                StringBuilder out = new StringBuilder();
+                for (var f = truthRecords.fields(); f.hasNext(); ) {
+                    var e = f.next();
+                    String mine = m.get(e.getKey());
+                    if (!e.getValue().asText().equals(mine)) {
+                        out.append("\n  truth ").append(e.getKey()).append('=').append(e.getValue().asText()).append(", client ")
+                                .append(mine);
+                    }
+                }
+                m.forEach((k, cid) -> {
+                    if (!truthRecords.has(k)) {
+                        out.append("\n  client only ").append(k).append('=').append(cid);
+                    }
+                });
+                out.append("\n  events:");
+                for (Row r : rows) {
+                    if (r.did().equals(did)) {
+                        out.append("\n    ").append(r);
+                    }
+                }
+                return out.toString();
             }
         }
 
