@@ -8,7 +8,6 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.URL;
 import java.net.UnixDomainSocketAddress;
@@ -20,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.LongPredicate;
-import jetstream.feed.FeedCodec;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.segment.SegmentHeader;
@@ -47,21 +45,12 @@ class CacheControlOverPassTest {
     public static final class WithFeed implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            TestArchive.clear(DATA);
-            return Map.of("jetstream.archive.standalone", "false", "jetstream.data-dir", DATA.toString(),
-                    "jetstream.archive.rescan-interval", "1h");
+            return TestArchive.feedConfig(DATA);
         }
     }
 
     @TestHTTPResource("/")
     URL base;
-
-    private static void send(SocketChannel ch, FeedFrame f) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(FeedCodec.encode(f));
-        while (b.hasRemaining()) {
-            ch.write(b);
-        }
-    }
 
     private static long now() {
         return System.currentTimeMillis() * 1000;
@@ -106,20 +95,20 @@ class CacheControlOverPassTest {
             server.bind(UnixDomainSocketAddress.of(sock));
             try (SocketChannel ch = server.accept()) {
                 ch.read(ByteBuffer.allocate(64));
-                send(ch, new FeedFrame.Subscribed(91, 0, 90, 91));
-                send(ch, new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, 0));
-                send(ch, new FeedFrame.SegmentSealed(SEG, checksum, 1, 90, 90, Files.size(seg)));
-                send(ch, FeedFrame.CompactionDeadline.NONE);
+                TestArchive.send(ch, new FeedFrame.Subscribed(91, 0, 90, 91));
+                TestArchive.send(ch, new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, 0));
+                TestArchive.send(ch, new FeedFrame.SegmentSealed(SEG, checksum, 1, 90, 90, Files.size(seg)));
+                TestArchive.send(ch, FeedFrame.CompactionDeadline.NONE);
                 await(http, "startup, nothing scheduled", a -> a == -1);
 
                 // before: the next pass is an hour away
-                send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 0, 0, 0, 0));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 0, 0, 0, 0));
                 HttpResponse<byte[]> before = await(http, "before", a -> a >= 3895 && a <= 3900);
                 assertEquals("\"" + String.format("%016x", checksum) + "\"", Http.header(before, "ETag"));
 
                 // during: the deadline is the pass's start, so only the grace remains
                 long start = now();
-                send(ch, new FeedFrame.CompactionDeadline(start, 0, start, 0, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(start, 0, start, 0, 1));
                 await(http, "during", a -> a >= 295 && a <= 300);
                 assertTrue(Http.text(http.get("/status.json")).contains("\"runningSince\":\""), "the status page shows the running pass");
 
@@ -131,12 +120,12 @@ class CacheControlOverPassTest {
                 assertTrue(r.rewritten());
                 SegmentHeader h = SegmentReader.readSealedHeader(seg);
                 assertNotEquals(checksum, h.checksum());
-                send(ch, new FeedFrame.SegmentRewritten(SEG, h.checksum(), r.sizeAfter()));
-                send(ch, new FeedFrame.CompactionDeadline(start, 0, start, 1, 1));
+                TestArchive.send(ch, new FeedFrame.SegmentRewritten(SEG, h.checksum(), r.sizeAfter()));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(start, 0, start, 1, 1));
                 await(http, "during, after the rewrite", a -> a >= 295 && a <= 300);
 
                 // after: the watermark moved and the next pass is four hours away
-                send(ch, new FeedFrame.CompactionDeadline(now() + 14_400_000_000L, 90, 0, 1, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() + 14_400_000_000L, 90, 0, 1, 1));
                 HttpResponse<byte[]> after = await(http, "after", a -> a >= 14_695 && a <= 14_700);
                 assertEquals("\"" + String.format("%016x", h.checksum()) + "\"", Http.header(after, "ETag"),
                         "the manifest serves the new generation");
@@ -145,19 +134,19 @@ class CacheControlOverPassTest {
                         .contains(String.format("%016x", h.checksum())));
 
                 // an overdue deadline leaves the grace's remainder, then nothing
-                send(ch, new FeedFrame.CompactionDeadline(now() - 240_000_000L, 90, 0, 1, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() - 240_000_000L, 90, 0, 1, 1));
                 await(http, "overdue, inside the grace", a -> a >= 55 && a <= 60);
-                send(ch, new FeedFrame.CompactionDeadline(now() - 300_000_000L, 90, 0, 1, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() - 300_000_000L, 90, 0, 1, 1));
                 await(http, "expired", a -> a == -1);
 
                 // disabled: no deadline is published
-                send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 90, 0, 1, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 90, 0, 1, 1));
                 await(http, "scheduled again", a -> a > 3000);
-                send(ch, new FeedFrame.CompactionDeadline(0, 90, 0, 0, 0));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(0, 90, 0, 0, 0));
                 await(http, "disabled", a -> a == -1);
 
                 // the ingester goes away: its deadline no longer holds
-                send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 90, 0, 1, 1));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(now() + 3_600_000_000L, 90, 0, 1, 1));
                 await(http, "scheduled once more", a -> a > 3000);
             }
             await(http, "feed lost", a -> a == -1);

@@ -7,7 +7,6 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.URL;
 import java.net.UnixDomainSocketAddress;
@@ -18,7 +17,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import jetstream.feed.FeedCodec;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.segment.SegmentReader;
@@ -38,21 +36,12 @@ class ReadinessGateTest {
     public static final class WithFeed implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            TestArchive.clear(DATA);
-            return Map.of("jetstream.archive.standalone", "false", "jetstream.data-dir", DATA.toString(),
-                    "jetstream.archive.rescan-interval", "1h");
+            return TestArchive.feedConfig(DATA);
         }
     }
 
     @TestHTTPResource("/")
     URL base;
-
-    private static void send(SocketChannel ch, FeedFrame f) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(FeedCodec.encode(f));
-        while (b.hasRemaining()) {
-            ch.write(b);
-        }
-    }
 
     private static void notReady(HttpResponse<byte[]> r) {
         assertEquals(503, r.statusCode());
@@ -99,14 +88,14 @@ class ReadinessGateTest {
                 ByteBuffer sub = ByteBuffer.allocate(64);
                 ch.read(sub);
                 assertTrue(sub.position() >= 5, "the reader subscribes");
-                send(ch, new FeedFrame.Subscribed(1, 0, 23, 24));
-                send(ch, new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, 0));
+                TestArchive.send(ch, new FeedFrame.Subscribed(1, 0, 23, 24));
+                TestArchive.send(ch, new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, 0));
                 Thread.sleep(300);
                 notReady(http.get(ns + "listSegments"));
                 assertTrue(Http.text(http.get("/status")).contains("bootstrap"));
                 long checksum = SegmentReader.open(segments.resolve("seg_0000000000.jss")).header().checksum();
-                send(ch, new FeedFrame.SegmentSealed("seg_0000000000.jss", checksum, 1, 23, 23, 3634));
-                send(ch, new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.BOOTSTRAP, 0));
+                TestArchive.send(ch, new FeedFrame.SegmentSealed("seg_0000000000.jss", checksum, 1, 23, 23, 3634));
+                TestArchive.send(ch, new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.BOOTSTRAP, 0));
                 HttpResponse<byte[]> list = await(http, ns + "listSegments", 200);
                 assertEquals(200, list.statusCode(), Http.text(list));
                 for (int i = 0; i < 100 && !Http.text(list).contains("8ac51e3e2c8fb641"); i++) {

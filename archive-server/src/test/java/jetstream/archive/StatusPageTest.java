@@ -53,10 +53,9 @@ class StatusPageTest {
     public static final class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            TestArchive.clear(DATA);
+            Map<String, String> config = TestArchive.feedConfig(DATA, "jetstream.status.sample-interval", "100ms");
             writeArchive(DATA.resolve("segments"));
-            return Map.of("jetstream.archive.standalone", "false", "jetstream.data-dir", DATA.toString(),
-                    "jetstream.archive.rescan-interval", "1h", "jetstream.status.sample-interval", "100ms");
+            return config;
         }
     }
 
@@ -97,13 +96,6 @@ class StatusPageTest {
         w.append(seq, at, 0, 1, did.getBytes(StandardCharsets.US_ASCII), "app.bsky.feed.post".getBytes(StandardCharsets.US_ASCII),
                 ("3k" + seq).getBytes(StandardCharsets.US_ASCII), ("3mrev" + seq).getBytes(StandardCharsets.US_ASCII),
                 new CborWriter().writeMapHeader(1).writeText("text").writeText("hi").toByteArray());
-    }
-
-    private static void send(SocketChannel ch, FeedFrame f) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(FeedCodec.encode(f));
-        while (b.hasRemaining()) {
-            ch.write(b);
-        }
     }
 
     /** The next connection of the archive's feed client, or a failure after {@code seconds}. */
@@ -162,21 +154,21 @@ class StatusPageTest {
             server.bind(UnixDomainSocketAddress.of(sock));
             try (SocketChannel ch = server.accept()) {
                 ch.read(ByteBuffer.allocate(64));
-                send(ch, new FeedFrame.Subscribed(8, 0, 7, 8));
-                send(ch, new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, entered));
-                send(ch, new FeedFrame.BackfillProgress(100, 100, 80, 20, 0, 0));
-                send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 5, 0, 3, 4));
-                send(ch, new FeedFrame.ImportStatus("job-1", "running", 10, 5, 1, nowMicros()));
+                TestArchive.send(ch, new FeedFrame.Subscribed(8, 0, 7, 8));
+                TestArchive.send(ch, new FeedFrame.Phase(LifecyclePhase.BOOTSTRAP, LifecyclePhase.NONE, entered));
+                TestArchive.send(ch, new FeedFrame.BackfillProgress(100, 100, 80, 20, 0, 0));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 5, 0, 3, 4));
+                TestArchive.send(ch, new FeedFrame.ImportStatus("job-1", "running", 10, 5, 1, nowMicros()));
                 Thread.sleep(600);
                 long seq = 8;
                 for (int round = 0; round < 10; round++) {
                     for (int i = 0; i < 5; i++, seq++) {
-                        send(ch, new FeedFrame.Event(seq, nowMicros(), 0, 1, BOB.getBytes(StandardCharsets.US_ASCII),
+                        TestArchive.send(ch, new FeedFrame.Event(seq, nowMicros(), 0, 1, BOB.getBytes(StandardCharsets.US_ASCII),
                                 "app.bsky.feed.post".getBytes(StandardCharsets.US_ASCII), "3kx".getBytes(StandardCharsets.US_ASCII),
                                 "3mrev".getBytes(StandardCharsets.US_ASCII), new byte[] {(byte) 0xa0}));
                     }
-                    send(ch, new FeedFrame.Watermark(seq - 1));
-                    send(ch, new FeedFrame.BackfillProgress(100, 100, 78 - 2 * round, 22 + 2 * round, 0, 0));
+                    TestArchive.send(ch, new FeedFrame.Watermark(seq - 1));
+                    TestArchive.send(ch, new FeedFrame.BackfillProgress(100, 100, 78 - 2 * round, 22 + 2 * round, 0, 0));
                     Thread.sleep(120);
                 }
                 Thread.sleep(500);
@@ -218,7 +210,7 @@ class StatusPageTest {
                 JsonArray rates = s.getJsonObject("series").getJsonArray("eventsPerSecond");
                 assertTrue(rates.stream().anyMatch(v -> v instanceof Number n && n.doubleValue() > 0), rates.encode());
 
-                send(ch, new FeedFrame.Phase(LifecyclePhase.MERGING, LifecyclePhase.BOOTSTRAP, nowMicros() - 1_000_000L));
+                TestArchive.send(ch, new FeedFrame.Phase(LifecyclePhase.MERGING, LifecyclePhase.BOOTSTRAP, nowMicros() - 1_000_000L));
                 Thread.sleep(400);
                 JsonObject merging = new JsonObject(Http.text(http.get("/status.json"))).getJsonObject("phase");
                 assertEquals("merging", merging.getString("current"));
@@ -231,12 +223,12 @@ class StatusPageTest {
             // sent before it was durable): the archive is told TOO_OLD and must follow the live tip again
             try (SocketChannel ch = acceptWithin(server, 10)) {
                 assertEquals(58L, subscribeSeq(ch), "resumes after the last event seen");
-                send(ch, new FeedFrame.TooOld(58, 70));
+                TestArchive.send(ch, new FeedFrame.TooOld(58, 70));
             }
             try (SocketChannel ch = acceptWithin(server, 10)) {
                 assertEquals(FeedFrame.Subscribe.LIVE, subscribeSeq(ch), "follows the live tip after TOO_OLD");
-                send(ch, new FeedFrame.Subscribed(70, 70, 69, 70));
-                send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 9, 0, 0, 0));
+                TestArchive.send(ch, new FeedFrame.Subscribed(70, 70, 69, 70));
+                TestArchive.send(ch, new FeedFrame.CompactionDeadline(nowMicros() + 3_600_000_000L, 9, 0, 0, 0));
                 long deadline = System.nanoTime() + 10_000_000_000L;
                 JsonObject again;
                 do {

@@ -1,6 +1,8 @@
 package jetstream.archive;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -8,8 +10,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
+import jetstream.feed.FeedCodec;
+import jetstream.feed.FeedFrame;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 
@@ -21,6 +27,28 @@ final class TestArchive {
     private TestArchive() {}
 
     /** {@code ../shared/vectors/<rel>} beside the repository (as shared-format's Vectors resolves it). */
+    /**
+     * Config of an archive-server that follows the ingester's feed on {@code data}/run/feed.sock (a test
+     * plays the ingester), on a cleared data dir, with no periodic rescan; {@code extra} key/value pairs added.
+     */
+    static Map<String, String> feedConfig(Path data, String... extra) {
+        clear(data);
+        Map<String, String> m = new HashMap<>(Map.of("jetstream.archive.standalone", "false", "jetstream.data-dir",
+                data.toString(), "jetstream.archive.rescan-interval", "1h"));
+        for (int i = 0; i + 1 < extra.length; i += 2) {
+            m.put(extra[i], extra[i + 1]);
+        }
+        return m;
+    }
+
+    /** Writes one feed frame to the archive-server's connection, as the ingester does. */
+    static void send(SocketChannel ch, FeedFrame f) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(FeedCodec.encode(f));
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
     static Path vector(String rel) {
         Path root = Path.of(System.getProperty("jetstream.root", "..")).toAbsolutePath().normalize();
         Path p = root.resolveSibling("shared").resolve("vectors").resolve(rel);

@@ -4,6 +4,10 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
 import jetstream.atproto.DecodeException;
 
 /**
@@ -107,39 +111,36 @@ public record DidDocument(String did, String handle, PublicKey signingKey, Strin
     }
 
     private static void readMethods(JsonParser p, JsonToken value, Parts parts) throws IOException {
-        if (value != JsonToken.START_ARRAY) {
-            p.skipChildren();
-            return;
-        }
-        JsonToken t;
-        while ((t = nextInArray(p)) != JsonToken.END_ARRAY) {
-            if (t != JsonToken.START_OBJECT) {
-                p.skipChildren();
-                continue;
-            }
-            String id = null;
-            String type = null;
-            String multibase = null;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String f = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (f) {
-                    case "id" -> id = textOrNull(p, v);
-                    case "type" -> type = textOrNull(p, v);
-                    case "publicKeyMultibase" -> multibase = textOrNull(p, v);
-                    default -> p.skipChildren();
-                }
-            }
+        forEachObject(p, value, METHOD_FIELDS, f -> {
+            String id = f.get("id");
             // the first method ending in #atproto wins; the DID may not be known yet
             if (parts.keyId == null && id != null && id.endsWith("#atproto")) {
                 parts.keyId = id;
-                parts.keyType = type;
-                parts.keyMultibase = multibase;
+                parts.keyType = f.get("type");
+                parts.keyMultibase = f.get("publicKeyMultibase");
             }
-        }
+        });
     }
 
     private static void readServices(JsonParser p, JsonToken value, Parts parts) throws IOException {
+        forEachObject(p, value, SERVICE_FIELDS, f -> {
+            String id = f.get("id");
+            if (parts.pdsId == null && id != null && id.endsWith("#atproto_pds")) {
+                parts.pdsId = id;
+                parts.pdsEndpoint = f.get("serviceEndpoint");
+            }
+        });
+    }
+
+    private static final Set<String> METHOD_FIELDS = Set.of("id", "type", "publicKeyMultibase");
+    private static final Set<String> SERVICE_FIELDS = Set.of("id", "serviceEndpoint");
+
+    /**
+     * Hands {@code each} the text fields named in {@code names} of every object in the array that
+     * {@code value} starts (anything else, and a non-array value, is skipped).
+     */
+    private static void forEachObject(JsonParser p, JsonToken value, Set<String> names,
+                                      Consumer<Map<String, String>> each) throws IOException {
         if (value != JsonToken.START_ARRAY) {
             p.skipChildren();
             return;
@@ -150,21 +151,17 @@ public record DidDocument(String did, String handle, PublicKey signingKey, Strin
                 p.skipChildren();
                 continue;
             }
-            String id = null;
-            String endpoint = null;
+            Map<String, String> fields = new HashMap<>(4);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String f = p.currentName();
                 JsonToken v = p.nextToken();
-                switch (f) {
-                    case "id" -> id = textOrNull(p, v);
-                    case "serviceEndpoint" -> endpoint = textOrNull(p, v);
-                    default -> p.skipChildren();
+                if (names.contains(f)) {
+                    fields.put(f, textOrNull(p, v));
+                } else {
+                    p.skipChildren();
                 }
             }
-            if (parts.pdsId == null && id != null && id.endsWith("#atproto_pds")) {
-                parts.pdsId = id;
-                parts.pdsEndpoint = endpoint;
-            }
+            each.accept(fields);
         }
     }
 
