@@ -44,7 +44,14 @@ public class Gateway {
 
     /** Everything the upgrade filter decided for one request. */
     public record Prepared(Wire wire, Subscriber.Options options, boolean zstd, boolean deflate, boolean requireHello,
-                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot) {}
+                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot,
+                           StateBudget.Reservation state) {
+        /** Gives back what the subscription held (its upgrade never happened, or its connection closed). */
+        void release() {
+            slot.release();
+            state.release();
+        }
+    }
 
     @Inject
     GatewayConfig config;
@@ -60,6 +67,7 @@ public class Gateway {
     private ColdReplay cold;
     private SubscribeMetrics metrics;
     private SubscribeSettings settings;
+    private StateBudget stateBudget;
     private ExecutorService coldPool;
     private java.util.concurrent.ScheduledExecutorService coldTimer;
     private volatile String phase;
@@ -144,6 +152,8 @@ public class Gateway {
                 new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         metrics = new SubscribeMetrics(registry);
         metrics.coldThrottle(cold.budget());
+        stateBudget = new StateBudget(config.subscribeStateBudgetBytes());
+        metrics.stateBudget(stateBudget);
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
                 config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
                 SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
@@ -182,11 +192,11 @@ public class Gateway {
             }
         }
         // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
-        // and gives back its subscriber slot.
+        // and gives back its subscriber slot and state bytes.
         for (Map.Entry<String, Prepared> e : prepared.entrySet()) {
             Prepared p = e.getValue();
             if (now - p.createdNanos() > 30_000_000_000L && prepared.remove(e.getKey(), p)) {
-                p.slot().release();
+                p.release();
             }
         }
     }
@@ -245,6 +255,12 @@ public class Gateway {
     public SubscribeMetrics metrics() {
         init();
         return metrics;
+    }
+
+    /** The byte budget for subscription state (filters, prepared upgrades, connections). */
+    StateBudget stateBudget() {
+        init();
+        return stateBudget;
     }
 
     public SubscribeSettings settings() {

@@ -30,6 +30,8 @@ public class V1Endpoint {
     private static final Logger LOG = Logger.getLogger(V1Endpoint.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     static final int CLOSE_REASON_BYTES = 123;
+    /** RFC 6455 1013: the server is overloaded; the client may reconnect later. */
+    static final int TRY_AGAIN_LATER = 1013;
 
     @Inject
     Gateway gateway;
@@ -81,6 +83,13 @@ public class V1Endpoint {
         } catch (FilterException e) {
             gateway.metrics().optionsUpdateError("invalid_options");
             s.close(1008, truncate(e.getMessage(), CLOSE_REASON_BYTES));
+            return;
+        }
+        Gateway.Prepared held = c.userData().get(Connections.HELD);
+        if (held != null && !held.state().resize(StateFootprint.subscription(opts.filter()))) {
+            gateway.metrics().stateRefused.increment();
+            gateway.metrics().optionsUpdateError("state_budget");
+            s.close(TRY_AGAIN_LATER, "subscription memory budget spent; retry later");
             return;
         }
         gateway.metrics().optionsUpdates.increment();
