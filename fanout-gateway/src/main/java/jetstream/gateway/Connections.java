@@ -85,4 +85,26 @@ final class Connections {
             }
         }
     }
+
+    /** RFC 6455: a message too big to process. */
+    static final int MESSAGE_TOO_BIG = 1009;
+
+    /**
+     * The error Vert.x raises when a client message outgrows {@code max-message-size} (its aggregator
+     * refuses the frame) closes the connection with 1009; any other closes it with 1011.
+     */
+    static void tooBig(WebSocketConnection c, IllegalStateException e) {
+        boolean big = e.getMessage() != null && e.getMessage().contains("max message size");
+        if (!big) {
+            org.jboss.logging.Logger.getLogger(Connections.class).error("unhandled connection error", e);
+        }
+        int code = big ? MESSAGE_TOO_BIG : 1011;
+        String reason = big ? "client message too big" : "internal error";
+        Subscriber s = c.userData().get(KEY);
+        if (s != null) {
+            s.close(code, reason);
+        } else {
+            c.close(new CloseReason(code, reason)).subscribe().with(v -> { }, t -> { });
+        }
+    }
 }
