@@ -1,6 +1,5 @@
 package jetstream.bench;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.UpgradeRejectedException;
 import io.vertx.core.http.WebSocket;
@@ -8,7 +7,6 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,10 +29,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
-import jetstream.feed.FeedFrame;
-import jetstream.feed.LifecyclePhase;
-import jetstream.ingester.IngestMetrics;
-import jetstream.ingester.feed.FeedServer;
 import jetstream.ingester.writer.ReadableLog;
 
 /**
@@ -43,7 +36,7 @@ import jetstream.ingester.writer.ReadableLog;
  * {@code /subscribe}, each with {@code dids} distinct {@code wantedDids} (a legal request, ~44 bytes of
  * query per DID), {@code inflight} at a time, all from this process (one IP); accepted ones are held
  * open. Meanwhile {@code live} match-all subscribers follow a live feed (this JVM runs a readable log and
- * the ingester's {@link FeedServer}, {@code rate} events/s) and a prober asks the management port's
+ * the ingester's {@code FeedServer}, {@code rate} events/s) and a prober asks the management port's
  * {@code /q/health/ready} every 100 ms.
  *
  * <p>Reports: every upgrade's outcome by status (101 / 503 / 429 / other), the readiness answer times
@@ -77,14 +70,7 @@ public final class UpgradeFloodBench {
 
     public static void main(String[] args) throws Exception {
         System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
-        Map<String, String> o = new HashMap<>();
-        for (String a : args) {
-            int eq = a.indexOf('=');
-            if (eq < 0) {
-                throw new IllegalArgumentException("arguments are key=value, got " + a);
-            }
-            o.put(a.substring(0, eq), a.substring(eq + 1));
-        }
+        Map<String, String> o = GatewayBench.keyValues(args);
         if (Boolean.parseBoolean(o.getOrDefault("quick", "false"))) {
             o.putIfAbsent("upgrades", "500");
             o.putIfAbsent("live", "10");
@@ -135,7 +121,7 @@ public final class UpgradeFloodBench {
 
         Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
         Semaphore slots = new Semaphore(inflight);
-        String loadBefore = loadAverage();
+        String loadBefore = GatewayBench.loadAverage();
         long start = System.nanoTime();
         for (int i = 0; i < upgrades; i++) {
             slots.acquire();
@@ -168,7 +154,7 @@ public final class UpgradeFloodBench {
         }
         probing = false;
         prober.join();
-        String loadAfter = loadAverage();
+        String loadAfter = GatewayBench.loadAverage();
         long heldAfterGc = heapAfterGc();
 
         List<Long> sorted = new ArrayList<>(readyMicros);
@@ -274,20 +260,7 @@ public final class UpgradeFloodBench {
     private void startFeed(int rate) throws IOException {
         data = Files.createTempDirectory("floodbench");
         Files.createDirectories(data.resolve("segments"));
-        FeedServer[] server = new FeedServer[1];
-        log = new ReadableLog(16L << 20, 1, () -> {
-            FeedServer s = server[0];
-            if (s != null) {
-                s.wake();
-            }
-        });
-        log.control(new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, System.currentTimeMillis() * 1000));
-        log.control(new FeedFrame.WriterRunning(true));
-        server[0] = new FeedServer(data.resolve("run").resolve("feed.sock"), log, new IngestMetrics(new SimpleMeterRegistry()));
-        server[0].start(t -> {
-            t.printStackTrace();
-            System.exit(70);
-        });
+        log = GatewayBench.serveFeed(data, 16L << 20);
         Thread producer = new Thread(() -> produce(rate), "flood-feed-producer");
         producer.setDaemon(true);
         producer.start();
@@ -319,8 +292,8 @@ public final class UpgradeFloodBench {
     }
 
     private void startGateway() throws Exception {
-        port = freePort();
-        management = freePort();
+        port = GatewayBench.freePort();
+        management = GatewayBench.freePort();
         Path jar = Path.of(opts.getOrDefault("jar", root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar")
                 .toString()));
         String xmx = opts.getOrDefault("xmx", "1g");
@@ -338,23 +311,7 @@ public final class UpgradeFloodBench {
             pb.environment().put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
         }
         gateway = pb.start();
-        HttpClient http = HttpClient.newHttpClient();
-        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/health/ready")).build();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (true) {
-            try {
-                if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    break;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            if (!gateway.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("gateway did not become ready:\n"
-                        + Files.readString(data.resolve("gateway.log")));
-            }
-            Thread.sleep(200);
-        }
+        GatewayBench.awaitReady(gateway, management, data.resolve("gateway.log"));
         System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.pid(), port, xmx, perIp,
                 opts.getOrDefault("budget", "default"));
     }
@@ -371,21 +328,6 @@ public final class UpgradeFloodBench {
             try (Stream<Path> s = Files.walk(data)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
-        }
-    }
-
-    private static String loadAverage() {
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-            return f[0] + " " + f[1] + " " + f[2];
-        } catch (IOException e) {
-            return "?";
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 }
