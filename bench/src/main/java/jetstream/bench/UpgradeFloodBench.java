@@ -34,8 +34,8 @@ import jetstream.ingester.writer.ReadableLog;
 /**
  * The issue-21 upgrade flood against one packaged gateway: {@code upgrades} WebSocket upgrades to
  * {@code /subscribe}, each with {@code dids} distinct {@code wantedDids} (a legal request, ~44 bytes of
- * query per DID), {@code inflight} at a time, all from this process (one IP); accepted ones are held
- * open. Meanwhile {@code live} match-all subscribers follow a live feed (this JVM runs a readable log and
+ * query per DID), {@code inflight} at a time, from {@code ips} loopback source addresses (default one);
+ * accepted ones are held open. Meanwhile {@code live} match-all subscribers follow a live feed (this JVM runs a readable log and
  * the ingester's {@code FeedServer}, {@code rate} events/s) and a prober asks the management port's
  * {@code /q/health/ready} every 100 ms.
  *
@@ -45,7 +45,8 @@ import jetstream.ingester.writer.ReadableLog;
  * and whether every live subscriber kept receiving (events in the last second of the flood).
  *
  * <p>Usage: {@code bench/run --main jetstream.bench.UpgradeFloodBench [key=value …]}: {@code upgrades}
- * (default 5000), {@code dids} (10000), {@code inflight} (200), {@code live} (20), {@code rate} (500),
+ * (default 5000), {@code dids} (10000), {@code inflight} (200), {@code ips} (1), {@code live} (20),
+ * {@code rate} (500),
  * {@code xmx} (gateway heap, 1g), {@code perIp} (JETSTREAM_SUBSCRIBE_MAX_PER_IP for the gateway, default 0
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
@@ -96,8 +97,13 @@ public final class UpgradeFloodBench {
         startFeed(intOpt("rate", 500));
         startGateway();
         Vertx vertx = Vertx.vertx();
-        WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxConnections(100_000)
-                .setConnectTimeout(60_000).setMaxMessageSize(1 << 24));
+        WebSocketClient client = client(vertx, null);
+        // One client per source address: 127.0.0.1 .. 127.0.0.<ips> (all of 127/8 is loopback on Linux).
+        int ips = intOpt("ips", 1);
+        WebSocketClient[] flooders = new WebSocketClient[ips];
+        for (int i = 0; i < ips; i++) {
+            flooders[i] = ips == 1 ? client : client(vertx, "127.0." + (i + 1) / 256 + "." + (i + 1) % 256);
+        }
         LongAdder[] liveCounts = new LongAdder[live];
         for (int i = 0; i < live; i++) {
             LongAdder n = new LongAdder();
@@ -125,7 +131,7 @@ public final class UpgradeFloodBench {
         long start = System.nanoTime();
         for (int i = 0; i < upgrades; i++) {
             slots.acquire();
-            client.connect(options("/subscribe" + query(i, dids))).onComplete(r -> {
+            flooders[i % ips].connect(options("/subscribe" + query(i, dids))).onComplete(r -> {
                 String k;
                 if (r.succeeded()) {
                     k = "101";
@@ -163,8 +169,8 @@ public final class UpgradeFloodBench {
         long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
         long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError"))
                 .count();
-        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d seconds=%.1f outcomes=%s%n", upgrades, dids, inflight,
-                seconds, new java.util.TreeMap<>(outcomes));
+        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f outcomes=%s%n", upgrades, dids,
+                inflight, ips, seconds, new java.util.TreeMap<>(outcomes));
         System.out.printf("RESULT ready probes=%d max=%.1f ms p99=%.1f ms unanswered(>5s)=%d%n", sorted.size(),
                 max / 1000.0, p99 / 1000.0, unanswered.get());
         System.out.printf("RESULT gateway heap peak=%.1f MiB, after the flood and a full GC=%.1f MiB (-Xmx%s) "
@@ -174,6 +180,9 @@ public final class UpgradeFloodBench {
                 liveMark - liveBefore, starved);
         System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
+        for (WebSocketClient c : flooders) {
+            c.close();
+        }
         client.close();
         vertx.close();
     }
@@ -234,6 +243,15 @@ public final class UpgradeFloodBench {
             used += Double.parseDouble(x.group(1));
         }
         return (long) used;
+    }
+
+    private static WebSocketClient client(Vertx vertx, String localAddress) {
+        WebSocketClientOptions o = new WebSocketClientOptions().setMaxConnections(100_000).setConnectTimeout(60_000)
+                .setMaxMessageSize(1 << 24);
+        if (localAddress != null) {
+            o.setLocalAddress(localAddress);
+        }
+        return vertx.createWebSocketClient(o);
     }
 
     private WebSocketConnectOptions options(String uri) {
