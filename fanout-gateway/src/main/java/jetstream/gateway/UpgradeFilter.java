@@ -72,8 +72,16 @@ public class UpgradeFilter {
             return;
         }
         StateBudget.Reservation state = reserve(rc, req, false);
-        if (state != null && !v1(rc, req, state)) {
-            state.release();
+        if (state == null) {
+            return;
+        }
+        boolean kept = false;
+        try {
+            kept = v1(rc, req, state);
+        } finally {
+            if (!kept) {
+                state.release();
+            }
         }
     }
 
@@ -124,13 +132,13 @@ public class UpgradeFilter {
         req.headers().remove("Sec-WebSocket-Protocol");
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
-        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
         SubscriberLimits.Slot slot = (SubscriberLimits.Slot) admission;
         if (!upgrade(req)) {
             slot.release();
             rc.next();
             return false;
         }
+        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, deflate, requireHello, served, null, System.nanoTime(), slot, state);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
@@ -150,8 +158,16 @@ public class UpgradeFilter {
             return;
         }
         StateBudget.Reservation state = reserve(rc, req, true);
-        if (state != null && !v2(rc, req, state)) {
-            state.release();
+        if (state == null) {
+            return;
+        }
+        boolean kept = false;
+        try {
+            kept = v2(rc, req, state);
+        } finally {
+            if (!kept) {
+                state.release();
+            }
         }
     }
 
