@@ -50,7 +50,8 @@ import jetstream.ingester.writer.ReadableLog;
  * {@code xmx} (gateway heap, 1g), {@code perIp} (JETSTREAM_SUBSCRIBE_MAX_PER_IP for the gateway, default 0
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
- * {@code keep=true} (keep the data dir and gateway.log). {@code quick=true}: 500 upgrades, 10 live.
+ * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
+ * data dir and gateway.log). {@code quick=true}: 500 upgrades, 10 live.
  */
 public final class UpgradeFloodBench {
     private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
@@ -160,6 +161,8 @@ public final class UpgradeFloodBench {
         }
         probing = false;
         prober.join();
+        // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
+        Thread.sleep(1000L * intOpt("hold", 0));
         String loadAfter = GatewayBench.loadAverage();
         long heldAfterGc = heapAfterGc();
 

@@ -107,7 +107,7 @@ public class UpgradeFilter {
             text(rc, 400, e.getMessage());
             return false;
         }
-        if (!state.resize(StateFootprint.subscription(opts.filter()))) {
+        if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
             refuseState(rc, false);
             return false;
         }
@@ -206,7 +206,7 @@ public class UpgradeFilter {
             xrpc(rc, 400, "InvalidRequest", e.getMessage());
             return false;
         }
-        if (!state.resize(StateFootprint.subscription(opts.filter()))) {
+        if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
             refuseState(rc, true);
             return false;
         }

@@ -107,7 +107,8 @@ public class V1Endpoint {
             return;
         }
         Gateway.Prepared held = c.userData().get(Connections.HELD);
-        if (held != null && !held.state().resize(StateFootprint.subscription(opts.filter()))) {
+        if (held != null && !held.state().resize(StateFootprint.subscription(opts.filter(),
+                c.handshakeRequest().query()))) {
             gateway.metrics().stateRefused.increment();
             gateway.metrics().optionsUpdateError("state_budget");
             s.close(TRY_AGAIN_LATER, "subscription memory budget spent; retry later");

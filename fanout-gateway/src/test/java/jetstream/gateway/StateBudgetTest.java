@@ -103,9 +103,11 @@ class StateBudgetTest {
         long est = StateFootprint.filter(f);
         // Per DID: 32 B node + 72 B String (24 + 16 + 32) + 48 B UTF-8 copy + 4 B slot, plus a 16,384-slot table.
         assertEquals(10_000L * (32 + 72 + 48 + 4) + 2 * 16 + 48 + 16 + 16_384 * 4 + 3 * 16, est);
-        long parsed = StateFootprint.subscription(f);
+        long parsed = StateFootprint.subscription(f, q.toString());
+        assertEquals(StateFootprint.CONNECTION + StateFootprint.PREPARED + est + 3L * q.length(), parsed,
+                "the connection keeps its request's URI");
         assertTrue(StateFootprint.beforeParse(q.length()) > parsed, "the pre-parse bound covers the parsed filter");
         assertEquals(StateFootprint.CONNECTION + StateFootprint.PREPARED + 3 * 16, StateFootprint.subscription(
-                SubscriptionFilter.v1All()));
+                SubscriptionFilter.v1All(), null));
     }
 }
