@@ -96,14 +96,7 @@ public final class GatewayBench {
     public static void main(String[] args) throws Exception {
         // the ingester classes log through JBoss logging; without this it complains on first use
         System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
-        Map<String, String> o = new HashMap<>();
-        for (String a : args) {
-            int eq = a.indexOf('=');
-            if (eq < 0) {
-                throw new IllegalArgumentException("arguments are key=value, got " + a);
-            }
-            o.put(a.substring(0, eq), a.substring(eq + 1));
-        }
+        Map<String, String> o = keyValues(args);
         if (Boolean.parseBoolean(o.getOrDefault("quick", "false"))) {
             o.putIfAbsent("subs", "100,500");
             o.putIfAbsent("deliveries", "40000");
@@ -125,6 +118,19 @@ public final class GatewayBench {
             b.cleanUp();
         }
         System.exit(0);
+    }
+
+    /** The harnesses' {@code key=value} arguments. */
+    static Map<String, String> keyValues(String[] args) {
+        Map<String, String> o = new HashMap<>();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq < 0) {
+                throw new IllegalArgumentException("arguments are key=value, got " + a);
+            }
+            o.put(a.substring(0, eq), a.substring(eq + 1));
+        }
+        return o;
     }
 
     private String opt(String k, String d) {
@@ -305,24 +311,33 @@ public final class GatewayBench {
     private void startFeed() throws IOException {
         data = Files.createTempDirectory("gwbench");
         Files.createDirectories(data.resolve("segments"));
+        log = serveFeed(data, 64L << 20);
+        Thread producer = new Thread(this::produce, "bench-feed-producer");
+        producer.setDaemon(true);
+        producer.start();
+    }
+
+    /**
+     * A readable log of {@code bytes} served by the ingester's own {@link FeedServer} on
+     * {@code <data>/run/feed.sock}, in steady state with the writer running: what a gateway follows.
+     */
+    static ReadableLog serveFeed(Path data, long bytes) throws IOException {
         FeedServer[] server = new FeedServer[1];
-        log = new ReadableLog(64L << 20, 1, () -> {
+        ReadableLog l = new ReadableLog(bytes, 1, () -> {
             FeedServer s = server[0];
             if (s != null) {
                 s.wake();
             }
         });
         long nowMicros = System.currentTimeMillis() * 1000;
-        log.control(new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, nowMicros));
-        log.control(new FeedFrame.WriterRunning(true));
-        server[0] = new FeedServer(data.resolve("run").resolve("feed.sock"), log, new IngestMetrics(new SimpleMeterRegistry()));
+        l.control(new FeedFrame.Phase(LifecyclePhase.STEADY_STATE, LifecyclePhase.NONE, nowMicros));
+        l.control(new FeedFrame.WriterRunning(true));
+        server[0] = new FeedServer(data.resolve("run").resolve("feed.sock"), l, new IngestMetrics(new SimpleMeterRegistry()));
         server[0].start(t -> {
             t.printStackTrace();
             System.exit(70);
         });
-        Thread producer = new Thread(this::produce, "bench-feed-producer");
-        producer.setDaemon(true);
-        producer.start();
+        return l;
     }
 
     /**
@@ -401,25 +416,30 @@ public final class GatewayBench {
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
         Process p = pb.start();
         children.add(p);
+        awaitReady(p, management, data.resolve("gateway.log"));
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s)%n", p.pid(), port, xmx);
+        return new Server("gateway", p, port, null);
+    }
+
+    /** Waits (up to 2 minutes) for a started gateway's {@code /q/health/ready} to answer 200. */
+    static void awaitReady(Process p, int management, Path logFile) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/health/ready")).build();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (true) {
             try {
                 if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    break;
+                    return;
                 }
             } catch (IOException notYet) {
                 // not listening yet
             }
             if (!p.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("gateway did not become ready; see " + data.resolve("gateway.log") + ":\n"
-                        + Files.readString(data.resolve("gateway.log")));
+                throw new IllegalStateException("gateway did not become ready; see " + logFile + ":\n"
+                        + Files.readString(logFile));
             }
             Thread.sleep(200);
         }
-        System.out.printf("gateway ready: pid %d port %d (-Xmx%s)%n", p.pid(), port, xmx);
-        return new Server("gateway", p, port, null);
     }
 
     private Server startFloor(String xmx) throws Exception {
@@ -622,7 +642,7 @@ public final class GatewayBench {
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
-    private static String loadAverage() {
+    static String loadAverage() {
         try {
             String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
             return f[0] + " " + f[1] + " " + f[2];
@@ -651,7 +671,7 @@ public final class GatewayBench {
         return out;
     }
 
-    private static int freePort() throws IOException {
+    static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }

@@ -46,7 +46,7 @@ final class Connections {
                 sink(c, vertx), gateway.metrics(), gateway.settings(), System::nanoTime);
         gateway.register(s);
         c.userData().put(KEY, s);
-        c.userData().put(SLOT, p.slot());
+        c.userData().put(HELD, p);
         if (!p.requireHello()) {
             s.start(p.plan().live(), p.plan().startSeq(), p.info());
         } else {
@@ -57,8 +57,9 @@ final class Connections {
 
     static final io.quarkus.websockets.next.UserData.TypedKey<Subscriber> KEY =
             new io.quarkus.websockets.next.UserData.TypedKey<>("subscriber");
-    static final io.quarkus.websockets.next.UserData.TypedKey<SubscriberLimits.Slot> SLOT =
-            new io.quarkus.websockets.next.UserData.TypedKey<>("slot");
+    /** The prepared subscription whose subscriber slot and state bytes the connection holds until it closes. */
+    static final io.quarkus.websockets.next.UserData.TypedKey<Gateway.Prepared> HELD =
+            new io.quarkus.websockets.next.UserData.TypedKey<>("held");
     static final io.quarkus.websockets.next.UserData.TypedKey<Gateway.Prepared> PLAN =
             new io.quarkus.websockets.next.UserData.TypedKey<>("plan");
 
@@ -71,9 +72,9 @@ final class Connections {
     }
 
     static void closed(Gateway gateway, WebSocketConnection c) {
-        SubscriberLimits.Slot slot = c.userData().get(SLOT);
-        if (slot != null) {
-            slot.release();
+        Gateway.Prepared held = c.userData().get(HELD);
+        if (held != null) {
+            held.release();
         }
         Subscriber s = c.userData().get(KEY);
         if (s != null) {
@@ -82,6 +83,28 @@ final class Connections {
             if (s.cleanlyClosed()) {
                 gateway.metrics().cleanDisconnects.increment();
             }
+        }
+    }
+
+    /** RFC 6455: a message too big to process. */
+    static final int MESSAGE_TOO_BIG = 1009;
+
+    /**
+     * The error Vert.x raises when a client message outgrows {@code max-message-size} (its aggregator
+     * refuses the frame) closes the connection with 1009; any other closes it with 1011.
+     */
+    static void tooBig(WebSocketConnection c, IllegalStateException e) {
+        boolean big = e.getMessage() != null && e.getMessage().contains("max message size");
+        if (!big) {
+            org.jboss.logging.Logger.getLogger(Connections.class).error("unhandled connection error", e);
+        }
+        int code = big ? MESSAGE_TOO_BIG : 1011;
+        String reason = big ? "client message too big" : "internal error";
+        Subscriber s = c.userData().get(KEY);
+        if (s != null) {
+            s.close(code, reason);
+        } else {
+            c.close(new CloseReason(code, reason)).subscribe().with(v -> { }, t -> { });
         }
     }
 }

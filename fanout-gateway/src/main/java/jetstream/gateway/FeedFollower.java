@@ -101,6 +101,8 @@ public final class FeedFollower implements AutoCloseable {
                 ring.setDurable(s.durableSeq());
             }
             state.connected(true);
+            // Seals and rewrites announced while disconnected were missed.
+            refreshCatalog();
         }
 
         @Override
@@ -138,9 +140,20 @@ public final class FeedFollower implements AutoCloseable {
             } else if (f instanceof FeedFrame.WriterRunning w) {
                 state.writerRunning(w.running());
             } else if (f instanceof FeedFrame.SegmentSealed || f instanceof FeedFrame.SegmentRewritten) {
-                background.execute(catalog::refresh);
+                refreshCatalog();
             }
         }
+    }
+
+    /** Rescans the segment catalog on the background pool (it reads every header: never on the feed thread). */
+    private void refreshCatalog() {
+        background.execute(() -> {
+            try {
+                catalog.refresh();
+            } catch (RuntimeException ex) {
+                LOG.errorf(ex, "segment catalog refresh failed");
+            }
+        });
     }
 
     private void event(FeedFrame.Event e) {

@@ -44,7 +44,14 @@ public class Gateway {
 
     /** Everything the upgrade filter decided for one request. */
     public record Prepared(Wire wire, Subscriber.Options options, boolean zstd, boolean deflate, boolean requireHello,
-                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot) {}
+                           CursorPlan plan, String info, long createdNanos, SubscriberLimits.Slot slot,
+                           StateBudget.Reservation state) {
+        /** Gives back what the subscription held (its upgrade never happened, or its connection closed). */
+        void release() {
+            slot.release();
+            state.release();
+        }
+    }
 
     @Inject
     GatewayConfig config;
@@ -60,6 +67,7 @@ public class Gateway {
     private ColdReplay cold;
     private SubscribeMetrics metrics;
     private SubscribeSettings settings;
+    private StateBudget stateBudget;
     private ExecutorService coldPool;
     private java.util.concurrent.ScheduledExecutorService coldTimer;
     private volatile String phase;
@@ -70,6 +78,9 @@ public class Gateway {
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
     private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
     private long sweeper = -1;
+    private static final long CATALOG_CHECK_NANOS = 5_000_000_000L;
+    private final java.util.concurrent.atomic.AtomicBoolean catalogCheck = new java.util.concurrent.atomic.AtomicBoolean();
+    private long lastCatalogCheck;
     private GatewayStatsFile stats;
     private volatile String httpAddress = "";
 
@@ -142,8 +153,13 @@ public class Gateway {
         cold = new ColdReplay(new SegmentCatalog(Path.of(config.dataDir(), "segments")),
                 new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool,
                 new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
+        // The first scan, before any subscriber; afterwards only the feed's seal/rewrite notices, feed
+        // reconnects and the sweep's listing rescan it, on the cold pool.
+        cold.catalog().refresh();
         metrics = new SubscribeMetrics(registry);
         metrics.coldThrottle(cold.budget());
+        stateBudget = new StateBudget(config.subscribeStateBudgetBytes());
+        metrics.stateBudget(stateBudget);
         settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
                 config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
                 SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
@@ -175,6 +191,10 @@ public class Gateway {
 
     private void sweep() {
         long now = System.nanoTime();
+        if (now - lastCatalogCheck >= CATALOG_CHECK_NANOS && catalogCheck.compareAndSet(false, true)) {
+            lastCatalogCheck = now;
+            coldPool.execute(this::checkCatalog);
+        }
         long ping = pingInterval.map(java.time.Duration::toNanos).orElse(0L);
         for (Subscriber s : subscribers) {
             if (!s.checkWriteTimeout(now)) {
@@ -182,12 +202,28 @@ public class Gateway {
             }
         }
         // A prepared subscription whose upgrade never happened (not a WebSocket request) expires
-        // and gives back its subscriber slot.
+        // and gives back its subscriber slot and state bytes.
         for (Map.Entry<String, Prepared> e : prepared.entrySet()) {
             Prepared p = e.getValue();
             if (now - p.createdNanos() > 30_000_000_000L && prepared.remove(e.getKey(), p)) {
-                p.slot().release();
+                p.release();
             }
+        }
+    }
+
+    /**
+     * Catches segment files no feed notice announced (a new active file, one merged away) with a
+     * directory listing, and rescans only then; on the cold pool, never on an event loop.
+     */
+    private void checkCatalog() {
+        try {
+            if (cold.catalog().stale()) {
+                cold.catalog().refresh();
+            }
+        } catch (RuntimeException e) {
+            LOG.errorf(e, "segment catalog check failed");
+        } finally {
+            catalogCheck.set(false);
         }
     }
 
@@ -247,6 +283,12 @@ public class Gateway {
         return metrics;
     }
 
+    /** The byte budget for subscription state (filters, prepared upgrades, connections). */
+    StateBudget stateBudget() {
+        init();
+        return stateBudget;
+    }
+
     public SubscribeSettings settings() {
         return settings;
     }
@@ -282,11 +324,14 @@ public class Gateway {
         return config.cursorLookback().toNanos() / 1000;
     }
 
-    /** Resolves a cursor against the current segment directory and the ring's tip. */
+    /**
+     * Resolves a cursor against the catalog's last snapshot and the ring's tip. Runs on the event loop:
+     * it reads the snapshot lock-free and never touches the segment directory (see {@link #checkCatalog}).
+     */
     public CursorPlan resolve(CursorRequest req) {
         Timer.Sample t = Timer.start(registry);
         try (ZstdFrames zstd = new ZstdFrames()) {
-            return resolve(req, cold().catalog().refresh(), ring(), System.currentTimeMillis() * 1000,
+            return resolve(req, cold().catalog().snapshot(), ring(), System.currentTimeMillis() * 1000,
                     lookbackMicros(), zstd);
         } finally {
             t.stop(metrics().cursorResolve);

@@ -44,9 +44,20 @@ public interface GatewayConfig {
     @WithDefault("4194304")
     long subscribeQueuedBytesCap();
 
-    /** {@code JETSTREAM_SUBSCRIBE_MAX_PER_IP}: open subscriptions one client IP may hold; 0 = unlimited. */
-    @WithDefault("0")
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_MAX_PER_IP}: open subscriptions one client may hold (an IPv4 address, an
+     * IPv6 /64); 0 = unlimited.
+     */
+    @WithDefault("100")
     int subscribeMaxPerIp();
+
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES}: heap all subscriptions' state (filters, prepared
+     * upgrades, per-connection state) may take, estimated by {@link StateFootprint}; an upgrade that does
+     * not fit is refused with 503 and {@code Retry-After} (gateway-specific). 0 = unlimited.
+     */
+    @WithDefault("402653184")
+    long subscribeStateBudgetBytes();
 
     /** {@code JETSTREAM_SUBSCRIBE_MAX_SUBSCRIBERS}: open subscriptions on this gateway; 0 = unlimited. */
     @WithDefault("0")

@@ -55,6 +55,8 @@ public final class SubscribeMetrics {
     /** Connections closed by the per-connection event-rate cap. */
     final Counter eventRateLimited;
     final Timer cursorResolve;
+    /** Upgrades and options updates refused because the subscription state budget was spent. */
+    final Counter stateRefused;
 
     public SubscribeMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -71,6 +73,7 @@ public final class SubscribeMetrics {
         skippedResync = registry.counter("jetstream.subscribe.events.skipped", "reason", "resync_replacement");
         cleanDisconnects = registry.counter("jetstream.subscribe.clean.disconnects");
         eventRateLimited = registry.counter("jetstream.ratelimit.rejected", "limit", "event_rate");
+        stateRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribe_state_bytes");
         encodeErrors = registry.counter("jetstream.subscribe.encode.errors");
         filtered = registry.counter("jetstream.subscribe.events.filtered");
         oversize = registry.counter("jetstream.subscribe.events.oversize");
@@ -89,6 +92,15 @@ public final class SubscribeMetrics {
         LongAdder a = new LongAdder();
         FunctionCounter.builder(name, a, LongAdder::sum).tag("compression", c.label).register(registry);
         return a;
+    }
+
+    /**
+     * {@code jetstream_subscribe_state_bytes} (estimated bytes held), {@code jetstream_subscribe_state_budget_bytes}
+     * and the refusals it causes, {@code jetstream_ratelimit_rejected_total{limit="subscribe_state_bytes"}}.
+     */
+    void stateBudget(StateBudget budget) {
+        Gauge.builder("jetstream.subscribe.state.bytes", budget, StateBudget::used).register(registry);
+        Gauge.builder("jetstream.subscribe.state.budget.bytes", budget, StateBudget::limit).register(registry);
     }
 
     /** {@code jetstream_subscribe_cold_throttle_seconds_total}: time cold readers waited on the budget. */

@@ -14,7 +14,8 @@ import jetstream.ratelimit.ClientAddress;
 import jetstream.ratelimit.ConcurrencyLimiter;
 
 /**
- * Subscriber caps of the gateway (spec §7): open subscriptions per client IP and in total. The
+ * Subscriber caps of the gateway (spec §7): open subscriptions per client (an IPv4 address or an IPv6
+ * /64, {@link ClientAddress#limitKey}) and in total. The
  * upgrade filter takes a slot once a request has passed every other check; the slot travels with
  * the prepared subscription and is given back when the WebSocket closes (or when a prepared
  * subscription expires without an upgrade). Refusals are pre-upgrade 429s with {@code Retry-After}.
@@ -96,7 +97,7 @@ public class SubscriberLimits {
         if (l == null) {
             return Slot.NONE;
         }
-        String ip = clientIp(req);
+        String ip = ClientAddress.limitKey(clientIp(req));
         switch (l.tryAcquire(ip)) {
             case OK -> {
                 return new Slot(l, ip);
@@ -120,9 +121,9 @@ public class SubscriberLimits {
         return limiter == null ? 0 : limiter.total();
     }
 
-    /** Open subscriptions counted against {@code ip} (tests, status). */
+    /** Open subscriptions counted against {@code ip}'s key (tests, status). */
     int held(String ip) {
         init();
-        return limiter == null ? 0 : limiter.held(ip);
+        return limiter == null ? 0 : limiter.held(ClientAddress.limitKey(ip));
     }
 }

@@ -31,6 +31,8 @@ public class UpgradeFilter {
     public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
     public static final String SUBPROTOCOL = "xrpc.v1.json";
     static final String DICTIONARY_PATH = "/xrpc/network.bsky.jetstream.getZstdDictionary";
+    static final String STATE_BUDGET_SPENT = "service unavailable: this gateway's subscription memory is spent; "
+            + "retry later or try another gateway";
     static final String BOTH_COMPRESSIONS = "choose one compression scheme: custom zstd (compress=true / "
             + "Socket-Encoding: zstd) or RFC 7692 permessage-deflate, not both";
 
@@ -69,25 +71,45 @@ public class UpgradeFilter {
             text(rc, 503, "service not ready: bootstrap in progress");
             return;
         }
+        StateBudget.Reservation state = reserve(rc, req, false);
+        if (state == null) {
+            return;
+        }
+        boolean kept = false;
+        try {
+            kept = v1(rc, req, state);
+        } finally {
+            if (!kept) {
+                state.release();
+            }
+        }
+    }
+
+    /** The v1 steps after the budget reservation; true when the subscription (and its reservation) was stashed. */
+    private boolean v1(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
             q = QueryString.parse(req.query());
         } catch (FilterException e) {
             text(rc, 400, "subscribe: invalid options: " + e.getMessage());
-            return;
+            return false;
         }
         boolean zstd = "true".equals(first(q, "compress")) || contains(req.getHeader("Socket-Encoding"), "zstd");
         boolean deflate = contains(req.getHeader("Sec-WebSocket-Extensions"), "permessage-deflate");
         if (zstd && deflate) {
             text(rc, 400, BOTH_COMPRESSIONS);
-            return;
+            return false;
         }
         V1Params.Options opts;
         try {
             opts = V1Params.parse(q);
         } catch (FilterException e) {
             text(rc, 400, e.getMessage());
-            return;
+            return false;
+        }
+        if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
+            refuseState(rc, false);
+            return false;
         }
         boolean requireHello = "true".equals(first(q, "requireHello"));
         CursorPlan plan;
@@ -95,24 +117,30 @@ public class UpgradeFilter {
             plan = cursor(q, false);
         } catch (FilterException e) {
             text(rc, 400, e.getMessage());
-            return;
+            return false;
         } catch (NotReady e) {
             text(rc, 503, e.getMessage());
-            return;
+            return false;
         }
         SubscriberLimits.Admission admission = limits.admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
             text(rc, 429, r.message());
-            return;
+            return false;
         }
         // v1 negotiates no subprotocol.
         req.headers().remove("Sec-WebSocket-Protocol");
         long start = plan.live() ? 0 : plan.startSeq();
         CursorPlan served = plan.tooOld() ? new CursorPlan(false, start, true, plan.floor(), false, plan.request()) : plan;
+        SubscriberLimits.Slot slot = (SubscriberLimits.Slot) admission;
+        if (!upgrade(req)) {
+            slot.release();
+            rc.next();
+            return false;
+        }
         // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, deflate, requireHello, served, null, System.nanoTime(), (SubscriberLimits.Slot) admission);
+                zstd, deflate, requireHello, served, null, System.nanoTime(), slot, state);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         if (deflate) {
             DeflateNegotiation.install(req.connection(), req.getHeader("Sec-WebSocket-Extensions"));
@@ -121,6 +149,7 @@ public class UpgradeFilter {
         }
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
+        return true;
     }
 
     private void v2(RoutingContext rc, HttpServerRequest req) {
@@ -128,29 +157,45 @@ public class UpgradeFilter {
             xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");
             return;
         }
+        StateBudget.Reservation state = reserve(rc, req, true);
+        if (state == null) {
+            return;
+        }
+        boolean kept = false;
+        try {
+            kept = v2(rc, req, state);
+        } finally {
+            if (!kept) {
+                state.release();
+            }
+        }
+    }
+
+    /** The v2 steps after the budget reservation; true when the subscription (and its reservation) was stashed. */
+    private boolean v2(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
             q = QueryString.parse(req.query());
         } catch (FilterException e) {
             xrpc(rc, 400, "InvalidRequest", "subscribe: invalid options: " + e.getMessage());
-            return;
+            return false;
         }
         if ("true".equals(first(q, "compress")) || contains(req.getHeader("Socket-Encoding"), "zstd")) {
             xrpc(rc, 400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on this "
                     + "endpoint; use zstdDictionary with the id from getZstdDictionary");
-            return;
+            return false;
         }
         boolean zstd = false;
         if (q.containsKey("zstdDictionary")) {
             long id = uint32(first(q, "zstdDictionary"));
             if (id <= 0) {
                 xrpc(rc, 400, "InvalidRequest", "zstdDictionary must be a positive integer zstd dictionary ID");
-                return;
+                return false;
             }
             if (id != Dictionaries.v2Id()) {
                 xrpc(rc, 400, "UnknownZstdDictionary", "unknown zstd dictionary id " + id + "; current dictionary id is "
                         + Dictionaries.v2Id() + " (fetch it via getZstdDictionary and reconnect)");
-                return;
+                return false;
             }
             zstd = true;
         }
@@ -159,42 +204,87 @@ public class UpgradeFilter {
             opts = V2Params.parse(q);
         } catch (FilterException e) {
             xrpc(rc, 400, "InvalidRequest", e.getMessage());
-            return;
+            return false;
+        }
+        if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
+            refuseState(rc, true);
+            return false;
         }
         CursorPlan plan;
         try {
             plan = cursor(q, true);
         } catch (FilterException e) {
             xrpc(rc, 400, "InvalidRequest", e.getMessage());
-            return;
+            return false;
         } catch (NotReady e) {
             xrpc(rc, 503, "ServiceUnavailable", e.getMessage());
-            return;
+            return false;
         }
         if (plan.tooOld()) {
             xrpc(rc, 400, "CursorTooOld", "subscribe: cursor too old: cursor " + Math.max(1, plan.request().value())
                     + " below lookback floor " + plan.floor() + "; re-backfill from your last seq");
-            return;
+            return false;
         }
         String info = info(plan, gateway.ring().tip());
         SubscriberLimits.Admission admission = limits.admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
             xrpc(rc, 429, "RateLimitExceeded", r.message());
-            return;
+            return false;
         }
         boolean negotiated = offersSubprotocol(req.headers().getAll("Sec-WebSocket-Protocol"));
         gateway.metrics().subprotocol(negotiated);
         if (!negotiated) {
             req.headers().remove("Sec-WebSocket-Protocol");
         }
+        SubscriberLimits.Slot slot = (SubscriberLimits.Slot) admission;
+        if (!upgrade(req)) {
+            slot.release();
+            rc.next();
+            return false;
+        }
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
-                zstd, false, false, plan, info, System.nanoTime(), (SubscriberLimits.Slot) admission);
+                zstd, false, false, plan, info, System.nanoTime(), slot, state);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
         // v2 never negotiates permessage-deflate (facts §7.1 step 6): offers are declined silently.
         TextFrames.declineExtensions(req.connection());
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
+        return true;
+    }
+
+    /**
+     * Reserves the state a subscription from this query may hold while it is parsed (an upper bound,
+     * trimmed once the filter is built), or refuses with 503 and {@code Retry-After} when the budget
+     * cannot take it: the query is not parsed then.
+     */
+    private StateBudget.Reservation reserve(RoutingContext rc, HttpServerRequest req, boolean v2) {
+        String query = req.query();
+        StateBudget.Reservation r = gateway.stateBudget().tryReserve(StateFootprint.beforeParse(
+                query == null ? 0 : query.length()));
+        if (r == null) {
+            refuseState(rc, v2);
+        }
+        return r;
+    }
+
+    private void refuseState(RoutingContext rc, boolean v2) {
+        gateway.metrics().stateRefused.increment();
+        rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
+        if (v2) {
+            xrpc(rc, 503, "ServiceUnavailable", STATE_BUDGET_SPENT);
+        } else {
+            text(rc, 503, STATE_BUDGET_SPENT);
+        }
+    }
+
+    /**
+     * Only a WebSocket upgrade request gets a prepared subscription: a plain GET that passed every check
+     * holds nothing (it used to be kept for 30 s with its filter).
+     */
+    private static boolean upgrade(HttpServerRequest req) {
+        String h = req.getHeader("Upgrade");
+        return h != null && h.toLowerCase(java.util.Locale.ROOT).contains("websocket");
     }
 
     /** The v2 {@code #info} frame a plan announces before the first event, or null. */

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -23,6 +24,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import jetstream.filter.FilterException;
 import jetstream.filter.V1Params;
+import jetstream.ratelimit.TokenBucket;
 
 /** The wire-frozen v1 {@code /subscribe} (facts §6), with {@code options_update} and {@code requireHello}. */
 @WebSocket(path = UpgradeFilter.V1_PATH)
@@ -30,6 +32,16 @@ public class V1Endpoint {
     private static final Logger LOG = Logger.getLogger(V1Endpoint.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     static final int CLOSE_REASON_BYTES = 123;
+    /**
+     * Client messages (options_update) one connection may send: a burst, then this many per second.
+     * Each is parsed on the event loop (up to the 1 MiB message cap), so a client cannot keep it busy.
+     */
+    static final int MESSAGES_PER_SECOND = 1;
+    static final int MESSAGES_BURST = 5;
+    private static final io.quarkus.websockets.next.UserData.TypedKey<TokenBucket> MESSAGES =
+            new io.quarkus.websockets.next.UserData.TypedKey<>("client-messages");
+    /** RFC 6455 1013: the server is overloaded; the client may reconnect later. */
+    static final int TRY_AGAIN_LATER = 1013;
 
     @Inject
     Gateway gateway;
@@ -53,6 +65,17 @@ public class V1Endpoint {
     void text(WebSocketConnection c, String message) {
         Subscriber s = c.userData().get(Connections.KEY);
         if (s == null) {
+            return;
+        }
+        TokenBucket messages = c.userData().get(MESSAGES);
+        if (messages == null) {
+            messages = new TokenBucket(MESSAGES_PER_SECOND, MESSAGES_BURST, System.nanoTime());
+            c.userData().put(MESSAGES, messages);
+        }
+        if (messages.tryAcquire(System.nanoTime()) > 0) {
+            gateway.metrics().optionsUpdateError("rate_limited");
+            s.close(1008, "too many client messages: at most " + MESSAGES_BURST + " at once, then "
+                    + MESSAGES_PER_SECOND + " per second");
             return;
         }
         JsonNode env;
@@ -81,6 +104,14 @@ public class V1Endpoint {
         } catch (FilterException e) {
             gateway.metrics().optionsUpdateError("invalid_options");
             s.close(1008, truncate(e.getMessage(), CLOSE_REASON_BYTES));
+            return;
+        }
+        Gateway.Prepared held = c.userData().get(Connections.HELD);
+        if (held != null && !held.state().resize(StateFootprint.subscription(opts.filter(),
+                c.handshakeRequest().query()))) {
+            gateway.metrics().stateRefused.increment();
+            gateway.metrics().optionsUpdateError("state_budget");
+            s.close(TRY_AGAIN_LATER, "subscription memory budget spent; retry later");
             return;
         }
         gateway.metrics().optionsUpdates.increment();
@@ -156,6 +187,12 @@ public class V1Endpoint {
             i += Character.charCount(cp);
         }
         return out.append("...").toString();
+    }
+
+    /** A client message past the size cap (Vert.x refuses to aggregate it): close 1009, RFC 6455's "too big". */
+    @OnError
+    void error(WebSocketConnection c, IllegalStateException e) {
+        Connections.tooBig(c, e);
     }
 
     @OnPongMessage

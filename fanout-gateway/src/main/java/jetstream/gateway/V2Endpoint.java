@@ -5,6 +5,7 @@ import jakarta.inject.Inject;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -47,6 +48,12 @@ public class V2Endpoint {
         } else {
             c.close(new CloseReason(1008, "subscribeEvents is server-push only")).subscribe().with(v -> { }, t -> { });
         }
+    }
+
+    /** A client message past the size cap (Vert.x refuses to aggregate it): close 1009, RFC 6455's "too big". */
+    @OnError
+    void error(WebSocketConnection c, IllegalStateException e) {
+        Connections.tooBig(c, e);
     }
 
     @OnPongMessage

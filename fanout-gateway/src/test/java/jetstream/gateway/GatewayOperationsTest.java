@@ -155,6 +155,31 @@ class GatewayOperationsTest {
         assertEquals(GLOBAL, limits.total());
     }
 
+    /** An IPv6 client is counted by its /64 (other addresses in it share the cap); IPv4 by the full address. */
+    @Test
+    void ipv6IsCountedPerSlash64AndIpv4PerAddress() throws Exception {
+        connect("/subscribe", "2001:db8:1:2::1");
+        connect("/subscribe", "2001:db8:1:2:ffff:ffff:ffff:fffe");
+        UpgradeRejectedException same64 = refused("/subscribe", "2001:db8:1:2:abcd::9");
+        assertEquals(429, same64.getStatus());
+        assertTrue(same64.getBody().toString().startsWith("rate limit exceeded: 2001:db8:1:2::/64 already holds 2"),
+                same64.getBody().toString());
+        assertEquals(2, limits.held("2001:db8:1:2::77"));
+        // The neighbouring /64 and two IPv4 addresses one apart are separate clients.
+        connect("/subscribe", "2001:db8:1:3::1");
+        assertEquals(1, limits.held("2001:db8:1:3::1"));
+        open.forEach(Ws::close);
+        open.clear();
+        for (int i = 0; i < 200 && limits.total() > 0; i++) {
+            Thread.sleep(25);
+        }
+        connect("/subscribe", "198.51.100.7");
+        connect("/subscribe", "198.51.100.7");
+        assertEquals(429, refused("/subscribe", "198.51.100.7").getStatus());
+        connect("/subscribe", "198.51.100.8");
+        assertEquals(1, limits.held("198.51.100.8"));
+    }
+
     @Test
     void headerFromAnUntrustedPeerIsIgnored() throws Exception {
         // From 127.0.0.2 every upgrade counts against 127.0.0.2, whatever client IP it claims.

@@ -82,6 +82,26 @@ public final class ClientAddress {
         return leftmost != null ? leftmost : peer;
     }
 
+    /**
+     * The key a client's limits are counted under: an IPv4 address (or an IPv4-mapped IPv6 one) as
+     * itself, an IPv6 address by its /64 prefix (one subscriber line or site holds a whole /64, so
+     * counting single addresses would hand it 2^64 buckets), anything else unchanged.
+     */
+    public static String limitKey(String ip) {
+        byte[] a = literal(ip);
+        if (a == null) {
+            return ip;
+        }
+        if (a.length == 4) {
+            return (a[0] & 0xFF) + "." + (a[1] & 0xFF) + "." + (a[2] & 0xFF) + "." + (a[3] & 0xFF);
+        }
+        StringBuilder b = new StringBuilder(24);
+        for (int i = 0; i < 8; i += 2) {
+            b.append(Integer.toHexString((a[i] & 0xFF) << 8 | a[i + 1] & 0xFF)).append(':');
+        }
+        return b.append(":/64").toString();
+    }
+
     /** True when {@code ip} (a literal) lies in a trusted proxy range. */
     public boolean isTrusted(String ip) {
         if (trusted.isEmpty()) {

@@ -14,8 +14,10 @@ import jetstream.segment.io.SegmentName;
 
 /**
  * The read-only view of a segment directory: sealed segments (mapped once, reused while their
- * checksum holds) and the active ones after them. {@link #refresh()} rescans; a snapshot is
- * immutable, so readers holding one keep a consistent picture while a seal or rewrite happens.
+ * checksum holds) and the active ones after them. {@link #refresh()} rescans (a directory listing and
+ * one header read per file, under the catalog's lock: call it off any event loop); a snapshot is
+ * immutable and published through a volatile reference, so {@link #snapshot()} is lock-free and
+ * readers holding one keep a consistent picture while a seal or rewrite happens.
  */
 public final class SegmentCatalog {
     /** Sealed segments in index order, then active segment files (index order) past the last sealed one. */
@@ -24,6 +26,7 @@ public final class SegmentCatalog {
     private final Path dir;
     private final Map<Path, SealedSegment> open = new HashMap<>();
     private volatile Snapshot snapshot = new Snapshot(List.of(), List.of());
+    private final java.util.concurrent.atomic.AtomicLong refreshes = new java.util.concurrent.atomic.AtomicLong();
 
     public SegmentCatalog(Path dir) {
         this.dir = dir;
@@ -37,8 +40,49 @@ public final class SegmentCatalog {
         return snapshot;
     }
 
+    /** Rescans done so far (each reads every segment's header). */
+    public long refreshes() {
+        return refreshes.get();
+    }
+
+    /**
+     * True when the directory names a segment file past the last sealed one that the snapshot lacks
+     * (a new active file) or lacks a file the snapshot holds (merged away): a listing, no file is opened.
+     */
+    public boolean stale() {
+        List<SegmentName.Entry> entries;
+        try {
+            entries = SegmentName.scan(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list segment directory " + dir, e);
+        }
+        Snapshot s = snapshot;
+        java.util.Set<Path> listed = new java.util.HashSet<>();
+        for (SegmentName.Entry e : entries) {
+            listed.add(e.path());
+        }
+        java.util.Set<Path> held = new java.util.HashSet<>();
+        for (SealedSegment x : s.sealed()) {
+            held.add(x.path());
+        }
+        for (SegmentName.Entry x : s.active()) {
+            held.add(x.path());
+        }
+        if (!listed.containsAll(held)) {
+            return true;
+        }
+        long lastSealed = s.sealed().isEmpty() ? -1 : s.sealed().get(s.sealed().size() - 1).index();
+        for (SegmentName.Entry e : entries) {
+            if (e.index() > lastSealed && !held.contains(e.path())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Rescans the directory; files whose header checksum changed (rewritten) are remapped. */
     public synchronized Snapshot refresh() {
+        refreshes.incrementAndGet();
         List<SegmentName.Entry> entries;
         try {
             entries = SegmentName.scan(dir);

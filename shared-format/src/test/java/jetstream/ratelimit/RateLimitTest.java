@@ -176,4 +176,16 @@ class RateLimitTest {
         assertEquals(4, ClientAddress.literal("1.2.3.4").length);
         assertEquals(16, ClientAddress.literal("[::1]").length);
     }
+
+    @Test
+    void limitKeysIpv6ByItsSlash64AndIpv4ByAddress() {
+        assertEquals("2001:db8:1:2::/64", ClientAddress.limitKey("2001:db8:1:2::1"));
+        assertEquals("2001:db8:1:2::/64", ClientAddress.limitKey("[2001:0db8:0001:0002:ffff:ffff:ffff:ffff]"));
+        assertEquals("2001:db8:1:3::/64", ClientAddress.limitKey("2001:db8:1:3::1"));
+        assertEquals("0:0:0:0::/64", ClientAddress.limitKey("::1"));
+        assertEquals("198.51.100.7", ClientAddress.limitKey("198.51.100.7"));
+        assertEquals("198.51.100.8", ClientAddress.limitKey("198.51.100.8"));
+        assertEquals("198.51.100.7", ClientAddress.limitKey("::ffff:198.51.100.7"), "IPv4-mapped is the IPv4 client");
+        assertEquals("not-an-ip", ClientAddress.limitKey("not-an-ip"));
+    }
 }

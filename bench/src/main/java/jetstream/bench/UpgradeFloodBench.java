@@ -1,0 +1,354 @@
+package jetstream.bench;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.UpgradeRejectedException;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import jetstream.feed.FeedCodec;
+import jetstream.ingester.writer.ReadableLog;
+
+/**
+ * The issue-21 upgrade flood against one packaged gateway: {@code upgrades} WebSocket upgrades to
+ * {@code /subscribe}, each with {@code dids} distinct {@code wantedDids} (a legal request, ~44 bytes of
+ * query per DID), {@code inflight} at a time, from {@code ips} loopback source addresses (default one);
+ * accepted ones are held open. Meanwhile {@code live} match-all subscribers follow a live feed (this JVM runs a readable log and
+ * the ingester's {@code FeedServer}, {@code rate} events/s) and a prober asks the management port's
+ * {@code /q/health/ready} every 100 ms.
+ *
+ * <p>Reports: every upgrade's outcome by status (101 / 503 / 429 / other), the readiness answer times
+ * (max and p99, and any probe without an answer within 5 s), the gateway's heap peak (its
+ * {@code jvm_memory_used_bytes{area="heap"}} polled every 250 ms), {@code OutOfMemoryError}s in its log,
+ * and whether every live subscriber kept receiving (events in the last second of the flood).
+ *
+ * <p>Usage: {@code bench/run --main jetstream.bench.UpgradeFloodBench [key=value …]}: {@code upgrades}
+ * (default 5000), {@code dids} (10000), {@code inflight} (200), {@code ips} (1), {@code live} (20),
+ * {@code rate} (500),
+ * {@code xmx} (gateway heap, 1g), {@code perIp} (JETSTREAM_SUBSCRIBE_MAX_PER_IP for the gateway, default 0
+ * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
+ * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
+ * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
+ * data dir and gateway.log). {@code quick=true}: 500 upgrades, 10 live.
+ */
+public final class UpgradeFloodBench {
+    private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
+            Pattern.MULTILINE);
+
+    private final Map<String, String> opts;
+    private final Path root = Path.of(System.getProperty("jetstream.root", ".")).toAbsolutePath().normalize();
+    private Path data;
+    private ReadableLog log;
+    private Process gateway;
+    private int port;
+    private int management;
+    private volatile boolean producing = true;
+
+    private UpgradeFloodBench(Map<String, String> opts) {
+        this.opts = opts;
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
+        Map<String, String> o = GatewayBench.keyValues(args);
+        if (Boolean.parseBoolean(o.getOrDefault("quick", "false"))) {
+            o.putIfAbsent("upgrades", "500");
+            o.putIfAbsent("live", "10");
+        }
+        UpgradeFloodBench b = new UpgradeFloodBench(o);
+        try {
+            b.run();
+        } finally {
+            b.stop();
+        }
+        System.exit(0);
+    }
+
+    private int intOpt(String k, int d) {
+        return Integer.parseInt(opts.getOrDefault(k, Integer.toString(d)));
+    }
+
+    private void run() throws Exception {
+        int upgrades = intOpt("upgrades", 5000);
+        int dids = intOpt("dids", 10_000);
+        int inflight = intOpt("inflight", 200);
+        int live = intOpt("live", 20);
+        startFeed(intOpt("rate", 500));
+        startGateway();
+        Vertx vertx = Vertx.vertx();
+        WebSocketClient client = client(vertx, null);
+        // One client per source address: 127.0.0.1 .. 127.0.0.<ips> (all of 127/8 is loopback on Linux).
+        int ips = intOpt("ips", 1);
+        WebSocketClient[] flooders = new WebSocketClient[ips];
+        for (int i = 0; i < ips; i++) {
+            flooders[i] = ips == 1 ? client : client(vertx, "127.0." + (i + 1) / 256 + "." + (i + 1) % 256);
+        }
+        LongAdder[] liveCounts = new LongAdder[live];
+        for (int i = 0; i < live; i++) {
+            LongAdder n = new LongAdder();
+            liveCounts[i] = n;
+            WebSocket ws = client.connect(options("/subscribe")).toCompletionStage().toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS);
+            ws.handler(b -> n.increment());
+        }
+        Thread.sleep(2000);
+        long liveBefore = sum(liveCounts);
+        if (liveBefore == 0) {
+            throw new IllegalStateException("live subscribers received nothing before the flood");
+        }
+
+        List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
+        AtomicLong unanswered = new AtomicLong();
+        AtomicLong heapPeak = new AtomicLong();
+        Thread prober = new Thread(() -> probe(readyMicros, unanswered, heapPeak), "ready-prober");
+        prober.setDaemon(true);
+        prober.start();
+
+        Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+        Semaphore slots = new Semaphore(inflight);
+        String loadBefore = GatewayBench.loadAverage();
+        long start = System.nanoTime();
+        for (int i = 0; i < upgrades; i++) {
+            slots.acquire();
+            flooders[i % ips].connect(options("/subscribe" + query(i, dids))).onComplete(r -> {
+                String k;
+                if (r.succeeded()) {
+                    k = "101";
+                } else if (r.cause() instanceof UpgradeRejectedException u) {
+                    k = Integer.toString(u.getStatus()) + (u.getHeaders().contains("Retry-After") ? "+Retry-After" : "");
+                } else {
+                    k = "error:" + r.cause().getClass().getSimpleName();
+                }
+                outcomes.computeIfAbsent(k, x -> new LongAdder()).increment();
+                slots.release();
+            });
+        }
+        slots.acquire(inflight);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        long liveMark = sum(liveCounts);
+        long[] perSub = new long[live];
+        for (int i = 0; i < live; i++) {
+            perSub[i] = liveCounts[i].sum();
+        }
+        Thread.sleep(1000);
+        int starved = 0;
+        for (int i = 0; i < live; i++) {
+            if (liveCounts[i].sum() == perSub[i]) {
+                starved++;
+            }
+        }
+        probing = false;
+        prober.join();
+        // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
+        Thread.sleep(1000L * intOpt("hold", 0));
+        String loadAfter = GatewayBench.loadAverage();
+        long heldAfterGc = heapAfterGc();
+
+        List<Long> sorted = new ArrayList<>(readyMicros);
+        Collections.sort(sorted);
+        long max = sorted.isEmpty() ? -1 : sorted.get(sorted.size() - 1);
+        long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
+        long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError"))
+                .count();
+        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f outcomes=%s%n", upgrades, dids,
+                inflight, ips, seconds, new java.util.TreeMap<>(outcomes));
+        System.out.printf("RESULT ready probes=%d max=%.1f ms p99=%.1f ms unanswered(>5s)=%d%n", sorted.size(),
+                max / 1000.0, p99 / 1000.0, unanswered.get());
+        System.out.printf("RESULT gateway heap peak=%.1f MiB, after the flood and a full GC=%.1f MiB (-Xmx%s) "
+                + "OutOfMemoryError lines=%d alive=%b%n", heapPeak.get() / 1048576.0, heldAfterGc / 1048576.0,
+                opts.getOrDefault("xmx", "1g"), ooms, gateway.isAlive());
+        System.out.printf("RESULT live subscribers=%d events during flood=%d starved in the last second=%d%n", live,
+                liveMark - liveBefore, starved);
+        System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
+                loadBefore, loadAfter);
+        for (WebSocketClient c : flooders) {
+            c.close();
+        }
+        client.close();
+        vertx.close();
+    }
+
+    private volatile boolean probing = true;
+
+    /** Every 100 ms: readiness answer time; every 250 ms: the gateway's heap in use. */
+    private void probe(List<Long> readyMicros, AtomicLong unanswered, AtomicLong heapPeak) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        URI ready = URI.create("http://127.0.0.1:" + management + "/q/health/ready");
+        URI metrics = URI.create("http://127.0.0.1:" + management + "/q/metrics");
+        long nextHeap = 0;
+        while (probing) {
+            long t0 = System.nanoTime();
+            try {
+                http.send(HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                readyMicros.add((System.nanoTime() - t0) / 1000);
+            } catch (Exception e) {
+                unanswered.incrementAndGet();
+            }
+            if (System.nanoTime() >= nextHeap) {
+                nextHeap = System.nanoTime() + 250_000_000L;
+                try {
+                    String m = http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(),
+                            HttpResponse.BodyHandlers.ofString()).body();
+                    double used = 0;
+                    Matcher x = HEAP.matcher(m);
+                    while (x.find()) {
+                        used += Double.parseDouble(x.group(1));
+                    }
+                    heapPeak.accumulateAndGet((long) used, Math::max);
+                } catch (Exception e) {
+                    // a missed sample; readiness is what is counted
+                }
+            }
+            long left = 100_000_000L - (System.nanoTime() - t0);
+            if (left > 0) {
+                try {
+                    Thread.sleep(left / 1_000_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Heap in use after {@code jcmd GC.run} (the accepted subscriptions still open): what the flood left held. */
+    private long heapAfterGc() throws Exception {
+        Process p = new ProcessBuilder("jcmd", Long.toString(gateway.pid()), "GC.run").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        p.waitFor(60, TimeUnit.SECONDS);
+        String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management
+                + "/q/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        double used = 0;
+        Matcher x = HEAP.matcher(m);
+        while (x.find()) {
+            used += Double.parseDouble(x.group(1));
+        }
+        return (long) used;
+    }
+
+    private static WebSocketClient client(Vertx vertx, String localAddress) {
+        WebSocketClientOptions o = new WebSocketClientOptions().setMaxConnections(100_000).setConnectTimeout(60_000)
+                .setMaxMessageSize(1 << 24);
+        if (localAddress != null) {
+            o.setLocalAddress(localAddress);
+        }
+        return vertx.createWebSocketClient(o);
+    }
+
+    private WebSocketConnectOptions options(String uri) {
+        return new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port).setURI(uri);
+    }
+
+    /** {@code n} distinct 32-character did:plc DIDs, unique per upgrade so no two filters share strings. */
+    private static String query(int salt, int n) {
+        StringBuilder b = new StringBuilder(n * 44 + 1).append('?');
+        for (int i = 0; i < n; i++) {
+            b.append("wantedDids=did:plc:").append(String.format("%08d%016d", salt, i)).append('&');
+        }
+        return b.toString();
+    }
+
+    private static long sum(LongAdder[] a) {
+        long s = 0;
+        for (LongAdder x : a) {
+            s += x.sum();
+        }
+        return s;
+    }
+
+    private void startFeed(int rate) throws IOException {
+        data = Files.createTempDirectory("floodbench");
+        Files.createDirectories(data.resolve("segments"));
+        log = GatewayBench.serveFeed(data, 16L << 20);
+        Thread producer = new Thread(() -> produce(rate), "flood-feed-producer");
+        producer.setDaemon(true);
+        producer.start();
+    }
+
+    /** Synthetic commits (an empty DAG-CBOR map as the record) at {@code rate} per second, 10 ms ticks. */
+    private void produce(int rate) {
+        byte[] did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);
+        byte[] coll = "app.bsky.feed.like".getBytes(StandardCharsets.US_ASCII);
+        byte[] rev = "3lzzzzzzzzzzz".getBytes(StandardCharsets.US_ASCII);
+        byte[] payload = {(byte) 0xa0};
+        long seq = 1;
+        int perTick = Math.max(1, rate / 100);
+        while (producing) {
+            for (int k = 0; k < perTick; k++) {
+                byte[] rkey = ("3l" + seq).getBytes(StandardCharsets.US_ASCII);
+                log.appendEvent(seq, FeedCodec.encodeEvent(seq, System.currentTimeMillis() * 1000, 0, 1, did, 0,
+                        did.length, coll, 0, coll.length, rkey, 0, rkey.length, rev, 0, rev.length, payload, 0,
+                        payload.length));
+                seq++;
+            }
+            log.advanceDurable(seq - 1);
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void startGateway() throws Exception {
+        port = GatewayBench.freePort();
+        management = GatewayBench.freePort();
+        Path jar = Path.of(opts.getOrDefault("jar", root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar")
+                .toString()));
+        String xmx = opts.getOrDefault("xmx", "1g");
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx,
+                "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data,
+                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
+        String perIp = opts.getOrDefault("perIp", "0");
+        if (!"default".equals(perIp)) {
+            pb.environment().put("JETSTREAM_SUBSCRIBE_MAX_PER_IP", perIp);
+        }
+        if (opts.containsKey("budget")) {
+            pb.environment().put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
+        }
+        gateway = pb.start();
+        GatewayBench.awaitReady(gateway, management, data.resolve("gateway.log"));
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.pid(), port, xmx, perIp,
+                opts.getOrDefault("budget", "default"));
+    }
+
+    private void stop() throws Exception {
+        producing = false;
+        if (gateway != null) {
+            gateway.destroy();
+            if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
+                gateway.destroyForcibly();
+            }
+        }
+        if (data != null && !Boolean.parseBoolean(opts.getOrDefault("keep", "false"))) {
+            try (Stream<Path> s = Files.walk(data)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+}

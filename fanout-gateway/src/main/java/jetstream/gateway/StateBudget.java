@@ -1,0 +1,88 @@
+package jetstream.gateway;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The gateway's byte budget for subscription state ({@code JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES}):
+ * parsed filters, prepared (pending) upgrades and per-connection state, each charged by its
+ * {@link StateFootprint} estimate. The upgrade filter reserves before it parses a query and refuses
+ * with 503 when the reservation does not fit, so a flood of large filters is shed before it is held.
+ * Thread-safe; a limit of 0 means unlimited (the bytes are still counted).
+ */
+final class StateBudget {
+    private final long limit;
+    private final AtomicLong used = new AtomicLong();
+
+    StateBudget(long limit) {
+        if (limit < 0) {
+            throw new IllegalArgumentException("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES must be >= 0 (0 = unlimited), got "
+                    + limit);
+        }
+        this.limit = limit;
+    }
+
+    long limit() {
+        return limit;
+    }
+
+    long used() {
+        return used.get();
+    }
+
+    /** Takes {@code bytes}, or returns null (taking nothing) when they do not fit. */
+    Reservation tryReserve(long bytes) {
+        return take(bytes) ? new Reservation(bytes) : null;
+    }
+
+    private boolean take(long bytes) {
+        if (limit == 0) {
+            used.addAndGet(bytes);
+            return true;
+        }
+        long u;
+        do {
+            u = used.get();
+            if (u + bytes > limit) {
+                return false;
+            }
+        } while (!used.compareAndSet(u, u + bytes));
+        return true;
+    }
+
+    /** Bytes held for one subscription; resized when its filter changes, released exactly once. */
+    final class Reservation {
+        private long bytes;
+        private boolean released;
+
+        private Reservation(long bytes) {
+            this.bytes = bytes;
+        }
+
+        synchronized long bytes() {
+            return bytes;
+        }
+
+        /** Holds {@code newBytes} from now on; false (holding what it held) when growth does not fit. */
+        synchronized boolean resize(long newBytes) {
+            if (released) {
+                return false;
+            }
+            long delta = newBytes - bytes;
+            if (delta > 0 && !take(delta)) {
+                return false;
+            }
+            if (delta < 0) {
+                used.addAndGet(delta);
+            }
+            bytes = newBytes;
+            return true;
+        }
+
+        synchronized void release() {
+            if (!released) {
+                released = true;
+                used.addAndGet(-bytes);
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package jetstream.replay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import jetstream.segment.io.SegmentWriter;
+
+/** The catalog's listing check finds files the snapshot lacks without rescanning, and the snapshot is shared. */
+class SegmentCatalogTest {
+    @TempDir
+    Path dir;
+
+    private static void append(SegmentWriter w, long seq) {
+        w.append(seq, 1_780_000_000_000_000L + seq, 0, 1, "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII),
+                "app.bsky.feed.post".getBytes(StandardCharsets.US_ASCII), ("3l" + seq).getBytes(StandardCharsets.US_ASCII),
+                ("3m" + seq).getBytes(StandardCharsets.US_ASCII), new byte[] {(byte) 0xa0});
+    }
+
+    @Test
+    void staleOnlyWhenTheListingDiffers() throws Exception {
+        SegmentCatalog c = new SegmentCatalog(dir);
+        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(10, 1L << 30, Duration.ZERO))) {
+            for (long seq = 1; seq <= 30; seq++) {
+                append(w, seq);
+            }
+            w.forceRotate();
+            append(w, 31);
+            w.flush();
+            SegmentCatalog.Snapshot s = c.refresh();
+            assertEquals(1, s.sealed().size());
+            assertEquals(1, s.active().size());
+            assertEquals(1, c.refreshes());
+            assertFalse(c.stale());
+            assertSame(s, c.snapshot(), "readers share the published snapshot");
+            assertEquals(1, c.refreshes(), "neither the check nor a snapshot read rescans");
+
+            w.forceRotate();
+            append(w, 32);
+            w.flush();
+            assertTrue(c.stale(), "a new active file past the last sealed one");
+            c.refresh();
+            assertFalse(c.stale());
+        }
+        Path active = c.snapshot().active().get(0).path();
+        Files.delete(active);
+        assertTrue(c.stale(), "a file the snapshot holds is gone");
+    }
+}
