@@ -220,6 +220,9 @@ public final class DevStack implements AutoCloseable {
                 env.put("JETSTREAM_DATA_DIR", data);
                 // the status page lists the gateways by these names (data/run/gateway-<id>.json)
                 env.put("JETSTREAM_GATEWAY_ID", name);
+                // the front door connects from loopback and names the client in X-Forwarded-For: the per-IP
+                // subscription cap then counts door clients one by one instead of the door as one client
+                env.putIfAbsent("JETSTREAM_TRUSTED_PROXIES", "127.0.0.1");
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             default -> {
