@@ -131,7 +131,7 @@ public class ClientBackfillBench {
     }
 
     /** {collection, record CBOR} of every row of the Go corpus segment. */
-    static List<byte[][]> corpusRecords() throws IOException {
+    public static List<byte[][]> corpusRecords() throws IOException {
         List<byte[][]> records = new ArrayList<>();
         try (ZstdFrames zstd = new ZstdFrames()) {
             SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
