@@ -21,8 +21,8 @@ import jetstream.segment.io.SegmentWriter;
  * <ul>
  *   <li>floor: decompress + recompress every frame in memory;
  *   <li>worst case: every 20th create dropped in every block, so every block is decoded and re-encoded;
- *   <li>typical pass: every 20th create of the 2,000 most active accounts (who have rows in every
- *       block, so none leaves the segment) dropped in every 20th block (5 % of blocks); the other
+ *   <li>typical pass: every 20th create of the 2,000 most active accounts (a fifth of the rows, so
+ *       each has rows in many blocks and none leaves the segment) dropped in every 20th block (5 % of blocks); the other
  *       blocks are ruled out by the caller (as the compactor's footer narrowing does) and copied unread;
  *   <li>typical pass where DIDs leave: every 20th create of any account in those blocks, so some
  *       accounts lose their only rows and the segment bloom must be rebuilt from every DID (every
@@ -109,7 +109,7 @@ public final class CompactionRewriteBench {
                 text.append("\",\"createdAt\":\"2026-12-02T18:00:00.").append(rnd.nextInt(1000)).append("Z\"}");
                 double u = rnd.nextDouble();
                 long account = (long) (200_000 * u * u * u);
-                // 'h' marks the 2,000 most active accounts (rows in every block)
+                // 'h' marks the 2,000 most active accounts (a fifth of the rows)
                 byte[] did = ("did:plc:" + (account < 2000 ? 'h' : 't') + Long.toString(1_000_000_000L + account * 7919, 36))
                         .getBytes(StandardCharsets.US_ASCII);
                 int kind = rnd.nextInt(10) == 0 ? 3 : 1;

@@ -3,19 +3,15 @@ package jetstream.client;
 import com.github.luben.zstd.ZstdDecompressCtx;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import jetstream.bench.ClientBackfillBench;
 import jetstream.planner.PlanFilter;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentName;
-import jetstream.segment.io.SegmentWriter;
 
 /**
  * The client's decode path alone, per core: {@link BlockDecoder} over the block frames of a sealed
@@ -77,28 +73,7 @@ public final class ClientDecodeBench {
 
     private static long archive(List<byte[]> frames, List<BlockIndexEntry> entries) throws Exception {
         Path dir = Files.createTempDirectory("client-decode-bench");
-        List<byte[][]> records = ClientBackfillBench.corpusRecords();
-        Random rnd = new Random(7);
-        String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
-        int total = 4096 * 32;
-        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4096, 1L << 30, Duration.ZERO))) {
-            for (int s = 1; s <= total; s++) {
-                byte[][] rec = records.get(rnd.nextInt(records.size()));
-                boolean delete = rnd.nextInt(20) == 0;
-                StringBuilder did = new StringBuilder("did:plc:");
-                StringBuilder tid = new StringBuilder("3l");
-                for (int c = 0; c < 24; c++) {
-                    did.append(alphabet.charAt(rnd.nextInt(1 << 10) % 32));
-                }
-                for (int c = 0; c < 11; c++) {
-                    tid.append(alphabet.charAt(rnd.nextInt(32)));
-                }
-                w.append(s, 1_750_000_000_000_000L + s, 0, delete ? 3 : 1, did.toString().getBytes(StandardCharsets.UTF_8),
-                        rec[0], tid.toString().getBytes(StandardCharsets.UTF_8),
-                        tid.toString().replace("3l", "3m").getBytes(StandardCharsets.UTF_8), delete ? null : rec[1]);
-            }
-            w.seal();
-        }
+        ClientBackfillBench.writeArchive(dir, 1L << 30);
         for (SegmentName.Entry e : SegmentName.scan(dir)) {
             SegmentReader r = SegmentReader.open(e.path());
             for (int b = 0; b < r.blockCount(); b++) {
@@ -106,6 +81,6 @@ public final class ClientDecodeBench {
                 entries.add(r.entry(b));
             }
         }
-        return total;
+        return ClientBackfillBench.EVENTS;
     }
 }

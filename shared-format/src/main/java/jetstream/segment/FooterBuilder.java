@@ -165,14 +165,7 @@ public final class FooterBuilder {
             maxSeq = seq;
             minWitnessed = Math.min(minWitnessed, w);
             maxWitnessed = Math.max(maxWitnessed, w);
-            int dl = block.didLength(i);
-            if (dl > 0) {
-                int dOff = block.didOffset(i);
-                GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
-                if (seen.addCopy(buf, dOff, dl, probe)) {
-                    segmentDids.add(seen.key(seen.size() - 1), probe);
-                }
-            }
+            addDid(block, i, seen);
             collections.addRow(block.kindCode(i), buf, block.collectionOffset(i), block.collectionLength(i));
         }
         events += n;
@@ -255,18 +248,23 @@ public final class FooterBuilder {
 
     private GloomFilter.Probe[] collectDids(BlockView block) {
         DidSet seen = new DidSet();
-        byte[] buf = block.buffer();
         for (int i = 0; i < block.size(); i++) {
-            int dl = block.didLength(i);
-            if (dl > 0) {
-                int dOff = block.didOffset(i);
-                GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
-                if (seen.addCopy(buf, dOff, dl, probe)) {
-                    segmentDids.add(seen.key(seen.size() - 1), probe);
-                }
-            }
+            addDid(block, i, seen);
         }
         return seen.probes();
+    }
+
+    /** Row {@code i}'s DID (if any) into the block's and the segment's sets, hashed once. */
+    private void addDid(BlockView block, int i, DidSet seen) {
+        int dl = block.didLength(i);
+        if (dl > 0) {
+            byte[] buf = block.buffer();
+            int dOff = block.didOffset(i);
+            GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
+            if (seen.addCopy(buf, dOff, dl, probe)) {
+                segmentDids.add(seen.key(seen.size() - 1), probe);
+            }
+        }
     }
 
     /**
