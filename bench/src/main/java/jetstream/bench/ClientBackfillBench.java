@@ -57,7 +57,7 @@ import org.openjdk.jmh.annotations.TearDown;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class ClientBackfillBench {
-    static final int EVENTS = 4096 * 32;
+    public static final int EVENTS = 4096 * 32;
     /** Names of the in-process server's threads, so a CPU harness can leave their time out. */
     static final String SERVER_THREAD_PREFIX = "bench-server-";
 
@@ -74,28 +74,7 @@ public class ClientBackfillBench {
     @Setup(Level.Trial)
     public void setup() throws Exception {
         dir = Files.createTempDirectory("client-bench");
-        List<byte[][]> records = corpusRecords();
-        Random rnd = new Random(7);
-        String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
-        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4096, 8L << 20, Duration.ZERO))) {
-            for (int s = 1; s <= EVENTS; s++) {
-                byte[][] rec = records.get(rnd.nextInt(records.size()));
-                boolean delete = rnd.nextInt(20) == 0;
-                StringBuilder did = new StringBuilder("did:plc:");
-                StringBuilder tid = new StringBuilder("3l");
-                for (int c = 0; c < 24; c++) {
-                    did.append(alphabet.charAt(rnd.nextInt(1 << 10) % 32));
-                }
-                for (int c = 0; c < 11; c++) {
-                    tid.append(alphabet.charAt(rnd.nextInt(32)));
-                }
-                w.append(s, 1_750_000_000_000_000L + s, 0, delete ? 3 : 1, did.toString().getBytes(StandardCharsets.UTF_8),
-                        rec[0], tid.toString().getBytes(StandardCharsets.UTF_8),
-                        tid.toString().replace("3l", "3m").getBytes(StandardCharsets.UTF_8),
-                        delete ? null : rec[1]);
-            }
-            w.seal();
-        }
+        writeArchive(dir, 8L << 20);
         List<SegmentSummary> sums = new ArrayList<>();
         Map<String, byte[]> files = new HashMap<>();
         long compressed = 0;
@@ -131,6 +110,35 @@ public class ClientBackfillBench {
     }
 
     /** {collection, record CBOR} of every row of the Go corpus segment. */
+    /**
+     * Writes the benchmark's {@link #EVENTS} rows (Go corpus records, random DIDs and TIDs, ~5 %
+     * deletes) as sealed segments of at most {@code segmentBytes} of blocks into {@code dir}.
+     */
+    public static void writeArchive(Path dir, long segmentBytes) throws IOException {
+        List<byte[][]> records = corpusRecords();
+        Random rnd = new Random(7);
+        String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4096, segmentBytes, Duration.ZERO))) {
+            for (int s = 1; s <= EVENTS; s++) {
+                byte[][] rec = records.get(rnd.nextInt(records.size()));
+                boolean delete = rnd.nextInt(20) == 0;
+                StringBuilder did = new StringBuilder("did:plc:");
+                StringBuilder tid = new StringBuilder("3l");
+                for (int c = 0; c < 24; c++) {
+                    did.append(alphabet.charAt(rnd.nextInt(1 << 10) % 32));
+                }
+                for (int c = 0; c < 11; c++) {
+                    tid.append(alphabet.charAt(rnd.nextInt(32)));
+                }
+                w.append(s, 1_750_000_000_000_000L + s, 0, delete ? 3 : 1, did.toString().getBytes(StandardCharsets.UTF_8),
+                        rec[0], tid.toString().getBytes(StandardCharsets.UTF_8),
+                        tid.toString().replace("3l", "3m").getBytes(StandardCharsets.UTF_8),
+                        delete ? null : rec[1]);
+            }
+            w.seal();
+        }
+    }
+
     static List<byte[][]> corpusRecords() throws IOException {
         List<byte[][]> records = new ArrayList<>();
         try (ZstdFrames zstd = new ZstdFrames()) {

@@ -25,6 +25,7 @@ final class BlockDecoder {
     private final String[] collectionCache = new String[64];
     private final int[] collectionCacheOff = new int[64];
     private final int[] collectionCacheLen = new int[64];
+    private final int[] fields = new int[6];
 
     BlockDecoder(boolean rawRecords, boolean cids) {
         this.rawRecords = rawRecords;
@@ -90,6 +91,7 @@ final class BlockDecoder {
             throw new JetstreamException("bad block body: " + e.getMessage(), e);
         }
         java.util.Arrays.fill(collectionCache, null);
+        boolean didsGiven = !filter.dids().isEmpty();
         long after = filter.afterSeq();
         long before = filter.hasBeforeSeq() ? filter.beforeSeq() : Long.MAX_VALUE;
         int n = v.size();
@@ -99,13 +101,20 @@ final class BlockDecoder {
                 continue;
             }
             int kind = v.kindCode(i);
-            String did = v.did(i);
+            // the DID string is built here only when the filter needs it; events decode it on demand
+            String did = didsGiven ? v.did(i) : null;
             String collection = collection(v, i);
             if (!filter.matches(kind, did, collection, seq)) {
                 continue;
             }
+            fields[0] = v.didOffset(i);
+            fields[1] = v.didLength(i);
+            fields[2] = v.rkeyOffset(i);
+            fields[3] = v.rkeyLength(i);
+            fields[4] = v.revOffset(i);
+            fields[5] = v.revLength(i);
             Event ev = Event.archived(seq, WireEvent.displayTime(v.witnessedAt(i), v.indexedAt(i)), kind, did, collection,
-                    v.rkey(i), v.rev(i), body, v.payloadOffset(i), v.payloadLength(i));
+                    body, fields, v.payloadOffset(i), v.payloadLength(i));
             if (!rawRecords || cids) {
                 ev.warm(rawRecords, cids);
             }

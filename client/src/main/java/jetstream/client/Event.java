@@ -46,10 +46,22 @@ public final class Event {
     private final long seq;
     private final long timeMicros;
     private final int storedKind;
-    private final String did;
+    /**
+     * Archive events decode did, rkey and rev from their block body on first use (most consumers
+     * read few of them, and a String per field per event was most of the decode's allocation);
+     * racy caching is safe: every thread computes the same immutable String.
+     */
+    private String did;
     private final String collection;
-    private final String rkey;
-    private final String rev;
+    private String rkey;
+    private String rev;
+    /** Archive: offsets of did, rkey and rev in {@link #cbor} (the block body). */
+    private final int didOff;
+    private final int didLen;
+    private final int rkeyOff;
+    private final int rkeyLen;
+    private final int revOff;
+    private final int revLen;
     /** Archive: the stored CBOR payload slice. Null for live events. */
     private final byte[] cbor;
     private final int cborOff;
@@ -62,7 +74,8 @@ public final class Event {
     private volatile String recordJson;
 
     private Event(long seq, long timeMicros, int storedKind, String did, String collection, String rkey, String rev,
-                  byte[] cbor, int cborOff, int cborLen, byte[] json, int recordOff, int recordLen, String cid) {
+                  byte[] cbor, int cborOff, int cborLen, byte[] json, int recordOff, int recordLen, String cid,
+                  int[] fields) {
         this.seq = seq;
         this.timeMicros = timeMicros;
         this.storedKind = storedKind;
@@ -70,6 +83,12 @@ public final class Event {
         this.collection = collection;
         this.rkey = rkey;
         this.rev = rev;
+        this.didOff = fields == null ? 0 : fields[0];
+        this.didLen = fields == null ? 0 : fields[1];
+        this.rkeyOff = fields == null ? 0 : fields[2];
+        this.rkeyLen = fields == null ? 0 : fields[3];
+        this.revOff = fields == null ? 0 : fields[4];
+        this.revLen = fields == null ? 0 : fields[5];
         this.cbor = cbor;
         this.cborOff = cborOff;
         this.cborLen = cborLen;
@@ -79,16 +98,21 @@ public final class Event {
         this.cid = cid;
     }
 
-    /** An archive row; {@code payload[off, off+len)} must never change afterwards. */
-    static Event archived(long seq, long timeMicros, int storedKind, String did, String collection, String rkey,
-                          String rev, byte[] payload, int off, int len) {
-        return new Event(seq, timeMicros, storedKind, did, collection, rkey, rev, payload, off, len, null, -1, 0, null);
+    /**
+     * An archive row of a block body that must never change afterwards: the payload is
+     * {@code body[off, off+len)}, did, rkey and rev are {@code body[fields[2j], fields[2j]+fields[2j+1])}
+     * (j = 0, 1, 2; {@code fields} is read here, not kept). {@code did} may be given when already decoded.
+     */
+    static Event archived(long seq, long timeMicros, int storedKind, String did, String collection, byte[] body,
+                          int[] fields, int off, int len) {
+        return new Event(seq, timeMicros, storedKind, did, collection, null, null, body, off, len, null, -1, 0, null,
+                fields);
     }
 
     static Event live(long seq, long timeMicros, int storedKind, String did, String collection, String rkey, String rev,
                       byte[] payloadJson, int recordOff, int recordLen, String cid) {
         return new Event(seq, timeMicros, storedKind, did, collection, rkey, rev, null, 0, 0, payloadJson, recordOff,
-                recordLen, cid);
+                recordLen, cid, null);
     }
 
     /** Jetstream seq: the cursor of this event. */
@@ -127,7 +151,12 @@ public final class Event {
     }
 
     public String did() {
-        return did;
+        String d = did;
+        if (d == null) {
+            d = new String(cbor, didOff, didLen, StandardCharsets.UTF_8);
+            did = d;
+        }
+        return d;
     }
 
     /** Commit events: the collection NSID; empty for other kinds. */
@@ -136,11 +165,21 @@ public final class Event {
     }
 
     public String rkey() {
-        return rkey;
+        String r = rkey;
+        if (r == null) {
+            r = new String(cbor, rkeyOff, rkeyLen, StandardCharsets.UTF_8);
+            rkey = r;
+        }
+        return r;
     }
 
     public String rev() {
-        return rev;
+        String r = rev;
+        if (r == null) {
+            r = new String(cbor, revOff, revLen, StandardCharsets.UTF_8);
+            rev = r;
+        }
+        return r;
     }
 
     /** {@code create}, {@code update} or {@code delete}; null for non-commit events. */
@@ -248,7 +287,7 @@ public final class Event {
             return null;
         }
         String[] f = inner("identity", "handle", null);
-        return new Identity(did, f[0]);
+        return new Identity(did(), f[0]);
     }
 
     /** Account events: active flag and status; null for every other kind. */
@@ -257,7 +296,7 @@ public final class Event {
             return null;
         }
         String[] f = inner("account", "status", "active");
-        return new Account(did, "true".equals(f[1]), f[0]);
+        return new Account(did(), "true".equals(f[1]), f[0]);
     }
 
     /** Two scalar fields of the payload's inner object, read from the v2 JSON both origins render to. */
@@ -305,7 +344,7 @@ public final class Event {
             return json.clone();
         }
         JsonBuffer b = new JsonBuffer(cborLen * 2 + 256);
-        WireEvent w = new WireEvent().set(seq, timeMicros, storedKind, did, collection, rkey, rev, cbor, cborOff, cborLen);
+        WireEvent w = new WireEvent().set(seq, timeMicros, storedKind, did(), collection, rkey(), rev(), cbor, cborOff, cborLen);
         V2.get().writePayload(w, b);
         return b.toByteArray();
     }
@@ -316,12 +355,12 @@ public final class Event {
             out.append(json, 0, json.length);
             return;
         }
-        v2.writePayload(scratch.set(seq, timeMicros, storedKind, did, collection, rkey, rev, cbor, cborOff, cborLen), out);
+        v2.writePayload(scratch.set(seq, timeMicros, storedKind, did(), collection, rkey(), rev(), cbor, cborOff, cborLen), out);
     }
 
     @Override
     public String toString() {
-        return "Event{seq=" + seq + ", kind=" + kind().wireName() + ", did=" + did
-                + (kind() == Kind.COMMIT ? ", " + operation() + " " + collection + "/" + rkey : "") + "}";
+        return "Event{seq=" + seq + ", kind=" + kind().wireName() + ", did=" + did()
+                + (kind() == Kind.COMMIT ? ", " + operation() + " " + collection + "/" + rkey() : "") + "}";
     }
 }

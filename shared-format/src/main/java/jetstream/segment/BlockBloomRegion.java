@@ -35,15 +35,32 @@ public final class BlockBloomRegion {
         for (GloomFilter.Probe[] dids : distinctDidsPerBlock) {
             capacity = Math.max(capacity, dids.length);
         }
+        return build(distinctDidsPerBlock, GloomFilter.optimalParams(capacity, FP_RATE), null);
+    }
+
+    /**
+     * Builds the region with the given filter dimensions; a null entry copies block {@code i}'s filter
+     * from {@code original} byte for byte (a compaction rewrite's unchanged block, whose filter the
+     * caller checked has exactly these dimensions: same dimensions and same DIDs give the same bytes).
+     */
+    static BlockBloomRegion build(List<GloomFilter.Probe[]> distinctDidsPerBlock, GloomFilter.Params params,
+                                  BlockBloomRegion original) {
         int count = distinctDidsPerBlock.size();
-        GloomFilter.Params params = GloomFilter.optimalParams(capacity, FP_RATE);
         int size = count == 0 ? 0 : (int) params.serializedSize();
         byte[] out = new byte[Math.toIntExact(HEADER_SIZE + (long) count * size)];
         Le.put32(out, 0, count);
         Le.put32(out, 4, size);
         for (int i = 0; i < count; i++) {
+            GloomFilter.Probe[] dids = distinctDidsPerBlock.get(i);
+            if (dids == null) {
+                if (original.bloomSize != size) {
+                    throw new IllegalStateException("copied bloom of block " + i + " has another size");
+                }
+                System.arraycopy(original.bytes, HEADER_SIZE + i * size, out, HEADER_SIZE + i * size, size);
+                continue;
+            }
             GloomFilter f = new GloomFilter(params.numBlocks(), params.k());
-            for (GloomFilter.Probe did : distinctDidsPerBlock.get(i)) {
+            for (GloomFilter.Probe did : dids) {
                 f.add(did);
             }
             f.writeTo(out, HEADER_SIZE + i * size);

@@ -70,6 +70,26 @@ public final class CollectionIndex {
             }
         }
 
+        /** Marks {@code name} present in the current block without counting a row (a block copied unread). */
+        void addPresent(byte[] name) {
+            current.set(intern(name, 0, name.length));
+        }
+
+        /** Whether {@code name} is interned already. */
+        boolean has(byte[] name) {
+            return ids.containsKey(ByteBuffer.wrap(name));
+        }
+
+        /** Replaces the row count of an interned name (a rewrite that knows totals, not every block's rows). */
+        void setCount(byte[] name, long count) {
+            counts.get(ids.get(ByteBuffer.wrap(name)))[0] = count;
+        }
+
+        /** Interned names, in id order. */
+        List<byte[]> names() {
+            return names;
+        }
+
         /** Adds every row of a decoded block as the next block. */
         public void addBlock(BlockView block) {
             startBlock();
@@ -134,6 +154,24 @@ public final class CollectionIndex {
     public int id(String nsid) {
         Integer id = ids.get(ByteBuffer.wrap(nsid.getBytes(StandardCharsets.UTF_8)));
         return id == null ? -1 : id;
+    }
+
+    byte[] nameBytes(int id) {
+        return names[id];
+    }
+
+    /** For each collection id, the first block that holds it (-1 for none). */
+    int[] firstBlocks() {
+        int[] first = new int[names.length];
+        Arrays.fill(first, -1);
+        for (int b = blockCount - 1; b >= 0; b--) {
+            for (int id = 0; id < names.length; id++) {
+                if ((masks[b * maskLen + (id >>> 3)] & (1 << (id & 7))) != 0) {
+                    first[id] = b;
+                }
+            }
+        }
+        return first;
     }
 
     /** Whether block {@code block} holds collection {@code id}. */

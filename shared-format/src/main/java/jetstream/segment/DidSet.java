@@ -6,14 +6,15 @@ import java.util.Arrays;
  * Distinct DIDs of a block or a segment, each kept with its XXH3-128 {@link GloomFilter.Probe}: the
  * seal hashes a DID once and uses that hash both to deduplicate and to add it to every bloom level
  * (a {@code HashSet<ByteBuffer>} rehashed every key byte by byte on top of the bloom's own hashing).
- * Open addressing on the probe's high word; keys compare by bytes, so a hash collision never merges
- * two DIDs. Not thread-safe.
+ * Open addressing on the probe's high word, stored in the slot itself next to the key's index so a
+ * probe that misses (the common case while a segment's DIDs are collected) reads one cache line and
+ * no key; keys compare by bytes, so a hash collision never merges two DIDs. Not thread-safe.
  */
 final class DidSet {
     private byte[][] keys = new byte[16][];
     private GloomFilter.Probe[] probes = new GloomFilter.Probe[16];
-    /** Index into keys + 1, 0 = empty; twice the key capacity so the load stays ≤ 1/2. */
-    private int[] slots = new int[32];
+    /** Two longs per slot: the key's probe hi word, then its index into keys + 1 (0 = empty); load ≤ 1/2. */
+    private long[] slots = new long[64];
     private int size;
 
     int size() {
@@ -24,6 +25,10 @@ final class DidSet {
         return probes[i];
     }
 
+    byte[] key(int i) {
+        return keys[i];
+    }
+
     /** The probes of every key, in insertion order. */
     GloomFilter.Probe[] probes() {
         return Arrays.copyOf(probes, size);
@@ -31,49 +36,65 @@ final class DidSet {
 
     /** The index of {@code buf[off, off+len)}, or -1 when absent. */
     int indexOf(byte[] buf, int off, int len, GloomFilter.Probe p) {
-        int mask = slots.length - 1;
-        for (int s = spread(p.hi()) & mask; ; s = (s + 1) & mask) {
-            int e = slots[s] - 1;
-            if (e < 0) {
-                return -1;
-            }
-            if (probes[e].hi() == p.hi() && Arrays.equals(keys[e], 0, keys[e].length, buf, off, off + len)) {
-                return e;
-            }
-        }
+        int s = find(buf, off, len, p.hi());
+        long e = slots[s + 1];
+        return e == 0 ? -1 : (int) e - 1;
     }
 
     /** Adds {@code key} (owned by the set from now on) when absent; true when it was added. */
     boolean add(byte[] key, GloomFilter.Probe p) {
-        if (indexOf(key, 0, key.length, p) >= 0) {
+        return addCopy(key, 0, key.length, p);
+    }
+
+    /** Adds a copy of {@code buf[off, off+len)} when absent (the bytes are copied only then); true when added. */
+    boolean addCopy(byte[] buf, int off, int len, GloomFilter.Probe p) {
+        int s = find(buf, off, len, p.hi());
+        if (slots[s + 1] != 0) {
             return false;
         }
         if (size == keys.length) {
             keys = Arrays.copyOf(keys, size * 2);
             probes = Arrays.copyOf(probes, size * 2);
-            rehash(size * 4);
+            rehash(size * 8);
+            s = find(buf, off, len, p.hi());
         }
-        keys[size] = key;
+        keys[size] = off == 0 && len == buf.length ? buf : Arrays.copyOfRange(buf, off, off + len);
         probes[size] = p;
         size++;
-        place(size - 1);
+        slots[s] = p.hi();
+        slots[s + 1] = size;
         return true;
     }
 
-    private void rehash(int slotCount) {
-        slots = new int[slotCount];
-        for (int i = 0; i < size; i++) {
-            place(i);
+    /** The slot (even index) holding the key, or the empty slot where it would go. */
+    private int find(byte[] buf, int off, int len, long hi) {
+        int mask = (slots.length >>> 1) - 1;
+        for (int s = spread(hi) & mask; ; s = (s + 1) & mask) {
+            long e = slots[2 * s + 1];
+            if (e == 0) {
+                return 2 * s;
+            }
+            if (slots[2 * s] == hi) {
+                byte[] k = keys[(int) e - 1];
+                if (Arrays.equals(k, 0, k.length, buf, off, off + len)) {
+                    return 2 * s;
+                }
+            }
         }
     }
 
-    private void place(int i) {
-        int mask = slots.length - 1;
-        int s = spread(probes[i].hi()) & mask;
-        while (slots[s] != 0) {
-            s = (s + 1) & mask;
+    private void rehash(int longs) {
+        slots = new long[longs];
+        int mask = (longs >>> 1) - 1;
+        for (int i = 0; i < size; i++) {
+            long hi = probes[i].hi();
+            int s = spread(hi) & mask;
+            while (slots[2 * s + 1] != 0) {
+                s = (s + 1) & mask;
+            }
+            slots[2 * s] = hi;
+            slots[2 * s + 1] = i + 1;
         }
-        slots[s] = i + 1;
     }
 
     private static int spread(long hi) {

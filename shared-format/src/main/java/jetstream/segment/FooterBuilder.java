@@ -31,6 +31,9 @@ public final class FooterBuilder {
     private long maxWitnessed;
     private long nextOffset = SegmentLimits.HEADER_SIZE;
     private SegmentHeader keptBounds;
+    /** The original's footer when a compaction rewrite copies blocks without decoding them. */
+    private OriginalFooter original;
+    private int verbatimBlocks;
 
     public FooterBuilder(ZstdFrames zstd) {
         this.zstd = zstd;
@@ -42,8 +45,66 @@ public final class FooterBuilder {
         return this;
     }
 
+    /**
+     * Compaction rewrite mode over blocks that may be copied without being decoded
+     * ({@link #addVerbatimBlock}): keeps the original's header bounds, and reuses the original
+     * footer's per-block blooms, segment bloom and collection bitmasks where they provably equal what
+     * rebuilding from the surviving rows would give, so the footer is byte-identical to a full
+     * rewrite's. Each dropped row must be reported to {@link #dropped}.
+     *
+     * @param footer the original bytes {@code [footer_offset, EOF)}, checksum already verified
+     */
+    public FooterBuilder rewriteOf(SegmentHeader header, byte[] footer) {
+        keepHeaderBounds(header);
+        original = new OriginalFooter(header, footer, zstd);
+        return this;
+    }
+
+    /** The block a loader is asked for: the original's, decoded (its frame is copied unchanged). */
+    @FunctionalInterface
+    public interface BlockLoader {
+        BlockView load(int block);
+    }
+
     public int blockCount() {
         return entries.size();
+    }
+
+    /**
+     * Whether the next block can be added unread with {@link #addVerbatimBlock}: false when one of its
+     * collections lost every earlier occurrence, so its place in the first-seen order depends on the
+     * block's row order (the caller then decodes it and uses {@link #addBlock(long, long, BlockView,
+     * BlockIndexEntry)}).
+     */
+    public boolean canAddVerbatim() {
+        return original.collectionsResolvable(entries.size(), collections);
+    }
+
+    /**
+     * Adds the next block copied from the original without decoding it (rewrite mode): its entry is
+     * the original's with the new placement, its collections come from the original bitmask, its
+     * blooms are resolved at {@link #buildRewrite}.
+     */
+    public BlockIndexEntry addVerbatimBlock(long offset, long compressedSize, BlockIndexEntry originalEntry) {
+        if (offset < nextOffset) {
+            throw new SegmentException(SegmentException.Type.INVALID_BLOCK_INDEX,
+                    "block at " + offset + " overlaps the previous block ending at " + nextOffset);
+        }
+        int block = entries.size();
+        collections.startBlock();
+        original.addCollections(block, collections);
+        events += originalEntry.eventCount();
+        blockDids.add(null);
+        verbatimBlocks++;
+        BlockIndexEntry entry = originalEntry.withPlacement(offset, compressedSize);
+        entries.add(entry);
+        nextOffset = entry.end();
+        return entry;
+    }
+
+    /** Rewrite mode: row {@code row} of {@code block} (the original rows) is dropped. */
+    public void dropped(BlockView block, int row) {
+        original.dropped(block, row);
     }
 
     /**
@@ -104,16 +165,7 @@ public final class FooterBuilder {
             maxSeq = seq;
             minWitnessed = Math.min(minWitnessed, w);
             maxWitnessed = Math.max(maxWitnessed, w);
-            int dl = block.didLength(i);
-            if (dl > 0) {
-                int dOff = block.didOffset(i);
-                GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
-                if (seen.indexOf(buf, dOff, dl, probe) < 0) {
-                    byte[] did = Arrays.copyOfRange(buf, dOff, dOff + dl);
-                    seen.add(did, probe);
-                    segmentDids.add(did, probe);
-                }
-            }
+            addDid(block, i, seen);
             collections.addRow(block.kindCode(i), buf, block.collectionOffset(i), block.collectionLength(i));
         }
         events += n;
@@ -147,6 +199,75 @@ public final class FooterBuilder {
     }
 
     /**
+     * Rewrite mode's build: blocks added unread whose DIDs are needed after all (a DID whose rows
+     * were all dropped from the decoded blocks may be gone from the segment, or the per-block bloom
+     * size changed) are decoded through {@code originals}.
+     */
+    public Footer buildRewrite(long footerOffset, BlockLoader originals) {
+        if (verbatimBlocks > 0) {
+            resolveVerbatim(originals);
+        }
+        return build(footerOffset);
+    }
+
+    private void resolveVerbatim(BlockLoader originals) {
+        boolean gone = false;
+        DidSet dropped = original.droppedDids();
+        for (int i = 0; i < dropped.size() && !gone; i++) {
+            byte[] did = dropped.key(i);
+            GloomFilter.Probe p = dropped.probe(i);
+            for (int b = 0; b < blockDids.size() && segmentDids.indexOf(did, 0, did.length, p) < 0; b++) {
+                if (blockDids.get(b) == null && original.blooms().mightContain(b, did)) {
+                    materialize(b, originals);
+                }
+            }
+            // a DID left the segment: the segment bloom must be rebuilt from every DID
+            gone = segmentDids.indexOf(did, 0, did.length, p) < 0;
+        }
+        int capacity = 1;
+        for (int b = 0; b < blockDids.size(); b++) {
+            GloomFilter.Probe[] dids = blockDids.get(b);
+            capacity = (int) Math.max(capacity, dids != null ? dids.length : original.blooms().bloom(b).count());
+        }
+        boolean resized = !GloomFilter.optimalParams(capacity, BlockBloomRegion.FP_RATE).equals(original.bloomParams());
+        if (gone || resized || !original.hasSegmentBloom()) {
+            for (int b = 0; b < blockDids.size(); b++) {
+                if (blockDids.get(b) == null) {
+                    materialize(b, originals);
+                }
+            }
+        }
+        original.fixCounts(collections);
+    }
+
+    /** Replaces an unread block's placeholder with its DIDs. */
+    private void materialize(int b, BlockLoader originals) {
+        blockDids.set(b, collectDids(originals.load(b)));
+        verbatimBlocks--;
+    }
+
+    private GloomFilter.Probe[] collectDids(BlockView block) {
+        DidSet seen = new DidSet();
+        for (int i = 0; i < block.size(); i++) {
+            addDid(block, i, seen);
+        }
+        return seen.probes();
+    }
+
+    /** Row {@code i}'s DID (if any) into the block's and the segment's sets, hashed once. */
+    private void addDid(BlockView block, int i, DidSet seen) {
+        int dl = block.didLength(i);
+        if (dl > 0) {
+            byte[] buf = block.buffer();
+            int dOff = block.didOffset(i);
+            GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
+            if (seen.addCopy(buf, dOff, dl, probe)) {
+                segmentDids.add(seen.key(seen.size() - 1), probe);
+            }
+        }
+    }
+
+    /**
      * A sealed checksum must not be 0 (0 means "active"). If it is (odds 2^-64), the collection
      * index is re-encoded as a frame without a content checksum — different bytes, same content —
      * and the checksum recomputed (docs/decisions.md). {@code accept} lets tests force that path.
@@ -160,18 +281,30 @@ public final class FooterBuilder {
         byte[] indexBytes = new byte[index.serializedSize()];
         index.writeTo(indexBytes, 0);
         BlockIndex.parse(indexBytes, 0, indexBytes.length, entries.size(), footerOffset);
-        GloomFilter segmentBloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
-        for (int i = 0; i < segmentDids.size(); i++) {
-            segmentBloom.add(segmentDids.probe(i));
+        byte[] segmentBloom;
+        long uniqueDids;
+        BlockBloomRegion region;
+        if (verbatimBlocks > 0) {
+            // every DID is still in the segment and the per-block sizing is unchanged (resolveVerbatim)
+            segmentBloom = original.segmentBloomBytes();
+            uniqueDids = original.header().uniqueDidCount();
+            region = BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms());
+        } else {
+            GloomFilter bloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
+            for (int i = 0; i < segmentDids.size(); i++) {
+                bloom.add(segmentDids.probe(i));
+            }
+            segmentBloom = bloom.serialize();
+            uniqueDids = segmentDids.size();
+            region = BlockBloomRegion.build(blockDids);
         }
-        BlockBloomRegion region = BlockBloomRegion.build(blockDids);
         CollectionIndex collectionIndex = collections.build();
-        Footer footer = assemble(footerOffset, index, segmentBloom, region, collectionIndex.serialize(zstd));
+        Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd));
         if (accept.test(footer.header().checksum())) {
             return footer;
         }
         try (ZstdFrames plain = new ZstdFrames(zstd.level(), false)) {
-            footer = assemble(footerOffset, index, segmentBloom, region, collectionIndex.serialize(plain));
+            footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(plain));
         }
         if (footer.header().checksum() == 0) {
             throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "segment checksum is 0 twice");
@@ -179,20 +312,21 @@ public final class FooterBuilder {
         return footer;
     }
 
-    private Footer assemble(long footerOffset, BlockIndex index, GloomFilter segmentBloom,
+    private Footer assemble(long footerOffset, BlockIndex index, byte[] segmentBloom, long uniqueDids,
                             BlockBloomRegion region, byte[] collectionIndex) {
-        int size = index.serializedSize() + segmentBloom.serializedSize() + region.serializedSize()
+        int size = index.serializedSize() + segmentBloom.length + region.serializedSize()
                 + collectionIndex.length;
         byte[] footer = new byte[size];
         int p = index.writeTo(footer, 0);
         long didBloomOffset = footerOffset + p;
-        p += segmentBloom.writeTo(footer, p);
+        System.arraycopy(segmentBloom, 0, footer, p, segmentBloom.length);
+        p += segmentBloom.length;
         long blockBloomOffset = footerOffset + p;
         p += region.writeTo(footer, p);
         long collectionOffset = footerOffset + p;
         System.arraycopy(collectionIndex, 0, footer, p, collectionIndex.length);
         boolean keep = keptBounds != null;
-        SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, entries.size(), events, segmentDids.size(),
+        SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, entries.size(), events, uniqueDids,
                 keep ? keptBounds.minSeq() : anyRow ? minSeq : 0,
                 keep ? keptBounds.maxSeq() : anyRow ? maxSeq : 0,
                 keep ? keptBounds.minWitnessedAt() : anyRow ? minWitnessed : 0,

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -347,6 +348,7 @@ public final class Compactor implements AutoCloseable {
         }
         Tombstones t = fold(sealed, from, target);
         List<Sealed> candidates = candidates(sealed, t);
+        BlockCandidates blocks = new BlockCandidates(t, BLOOM_NARROWING_MAX_DIDS);
         segmentsTotal = candidates.size();
         publishState();
         AtomicInteger rewritten = new AtomicInteger();
@@ -365,7 +367,8 @@ public final class Compactor implements AutoCloseable {
                     if (closing) {
                         return;
                     }
-                    SegmentRewriter.Result res = SegmentRewriter.compact(io, s.path(), (v, r) -> {
+                    BitSet mayDrop = blocks.of(openSealed(s.path()));
+                    SegmentRewriter.Result res = SegmentRewriter.compact(io, s.path(), mayDrop::get, (v, r) -> {
                         Tombstones.DropReason why = t.drop(v, r);
                         if (why == null) {
                             return true;

@@ -113,6 +113,31 @@ public final class Tombstones {
         return maxSeq;
     }
 
+    /** One DID's tombstones as block narrowing needs them. */
+    @FunctionalInterface
+    interface DidTombstones {
+        /**
+         * @param didSeq the DID tombstone's seq, 0 for none
+         * @param recordSeqByCollection per collection, the highest seq of the DID's record tombstones in it
+         */
+        void accept(String did, long didSeq, Map<String, Long> recordSeqByCollection);
+    }
+
+    /** Visits every DID with a tombstone. */
+    void forEachDid(DidTombstones visitor) {
+        for (Map.Entry<String, Did> e : byDid.entrySet()) {
+            Did d = e.getValue();
+            Map<String, Long> byCollection = new HashMap<>();
+            if (d.records != null) {
+                for (Map.Entry<String, Long> r : d.records.entrySet()) {
+                    String collection = r.getKey().substring(0, r.getKey().indexOf('/'));
+                    byCollection.merge(collection, r.getValue(), Math::max);
+                }
+            }
+            visitor.accept(e.getKey(), d.didSeq, byCollection);
+        }
+    }
+
     /** The DIDs with tombstones, as UTF-8 (bloom narrowing of candidate segments). */
     public Iterable<byte[]> didBytes() {
         return () -> byDid.keySet().stream().map(s -> s.getBytes(StandardCharsets.UTF_8)).iterator();

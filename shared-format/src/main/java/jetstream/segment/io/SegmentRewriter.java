@@ -48,10 +48,12 @@ public final class SegmentRewriter {
      * @param rewritten false when nothing changed and the file was not touched
      * @param rowsChanged rows re-stamped (patch) or dropped (compaction)
      * @param blocksReencoded blocks whose frame was rebuilt; the others were copied verbatim
+     * @param blocksDecoded blocks decompressed (re-encoded ones included); the others were copied unread
      * @param sizeBefore file size before
      * @param sizeAfter file size after (== before when not rewritten)
      */
-    public record Result(boolean rewritten, long rowsChanged, int blocksReencoded, long sizeBefore, long sizeAfter) {}
+    public record Result(boolean rewritten, long rowsChanged, int blocksReencoded, int blocksDecoded, long sizeBefore,
+                         long sizeAfter) {}
 
     /**
      * The timestamp-import patch: only indexed_at changes. Touched blocks are re-encoded (their
@@ -106,7 +108,7 @@ public final class SegmentRewriter {
             }
 
             @Override
-            public Footer footer(SealedFile sf, long footerOffset) {
+            public Footer footer(SealedFile sf, long footerOffset, FooterBuilder.BlockLoader originals) {
                 int indexLen = sf.blockCount() * BlockIndexEntry.SIZE;
                 byte[] tail = Arrays.copyOfRange(sf.footer, indexLen, sf.footer.length);
                 return FooterBuilder.patchBlockIndex(sf.header, entries, tail, footerOffset);
@@ -122,10 +124,27 @@ public final class SegmentRewriter {
      * the surviving rows. Nothing dropped leaves the file untouched.
      */
     public static Result compact(SegmentIO io, Path file, RowFilter filter) {
+        return compact(io, file, block -> true, filter);
+    }
+
+    /**
+     * As {@link #compact(SegmentIO, Path, RowFilter)}, but blocks {@code mayDrop} rules out (from the
+     * original footer's blooms and collection index) are copied without being decompressed, and the
+     * footer reuses their blooms and bitmasks where that provably gives the same bytes as a rewrite
+     * that decoded them ({@link FooterBuilder#rewriteOf}). {@code mayDrop} must not rule out a block
+     * holding a row the filter drops: such a row would be kept.
+     */
+    public static Result compact(SegmentIO io, Path file, IntPredicate mayDrop, RowFilter filter) {
         return rewrite(io, file, new Pass() {
             private final BlockBuilder rows = new BlockBuilder();
             private final BlockView rebuilt = new BlockView();
             private FooterBuilder footer;
+
+            @Override
+            public boolean mayChange(int block) {
+                // a block whose collections' order needs its rows is decoded (and copied when unchanged)
+                return mayDrop.test(block) || !footer.canAddVerbatim();
+            }
 
             @Override
             public int change(BlockView view) {
@@ -135,6 +154,7 @@ public final class SegmentRewriter {
                     if (filter.keep(view, r)) {
                         rows.add(view, r);
                     } else {
+                        footer.dropped(view, r);
                         dropped++;
                     }
                 }
@@ -148,7 +168,11 @@ public final class SegmentRewriter {
 
             @Override
             public void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original) {
-                footer.addBlock(offset, compressedSize, view, original);
+                if (view == null) {
+                    footer.addVerbatimBlock(offset, compressedSize, original);
+                } else {
+                    footer.addBlock(offset, compressedSize, view, original);
+                }
             }
 
             @Override
@@ -158,12 +182,12 @@ public final class SegmentRewriter {
 
             @Override
             public void start(SealedFile sf, ZstdFrames zstd) {
-                footer = new FooterBuilder(zstd).keepHeaderBounds(sf.header);
+                footer = new FooterBuilder(zstd).rewriteOf(sf.header, sf.footer);
             }
 
             @Override
-            public Footer footer(SealedFile sf, long footerOffset) {
-                return footer.build(footerOffset);
+            public Footer footer(SealedFile sf, long footerOffset, FooterBuilder.BlockLoader originals) {
+                return footer.buildRewrite(footerOffset, originals);
             }
         });
     }
@@ -191,7 +215,8 @@ public final class SegmentRewriter {
         /** The block now sits at {@code offset}; {@code view} holds its rows (null when it was not decoded). */
         void placed(long offset, long compressedSize, BlockView view, BlockIndexEntry original);
 
-        Footer footer(SealedFile sf, long footerOffset);
+        /** The new footer; {@code originals} decodes an original block the pass copied unread. */
+        Footer footer(SealedFile sf, long footerOffset, FooterBuilder.BlockLoader originals);
     }
 
     private static Result rewrite(SegmentIO io, Path file, Pass pass) {
@@ -203,18 +228,22 @@ public final class SegmentRewriter {
             TmpRewrite tmp = null;
             long changed = 0;
             int reencoded = 0;
+            int[] decoded = {0};
             try {
                 for (int i = 0; i < sf.blockCount(); i++) {
                     BlockIndexEntry original = sf.entry(i);
-                    byte[] frame = sf.readFrame(ch, i);
                     if (!pass.mayChange(i)) {
+                        // before the first change the block stays where it is (copyRegion): not even read
+                        long at = original.offset();
                         if (tmp != null) {
-                            appendFramed(tmp, frame, frame.length);
+                            at = tmp.position();
+                            copyFramed(ch, sf, i, tmp);
                         }
-                        pass.placed(tmp == null ? original.offset() : tmp.position() - 8 - frame.length,
-                                frame.length, null, original);
+                        pass.placed(at, original.compressedSize(), null, original);
                         continue;
                     }
+                    byte[] frame = sf.readFrame(ch, i);
+                    decoded[0]++;
                     view.decodeFrame(zstd, frame, 0, frame.length, original.uncompressedSize());
                     int n = pass.change(view);
                     if (n > 0 && tmp == null) {
@@ -239,15 +268,24 @@ public final class SegmentRewriter {
                     reencoded++;
                 }
                 if (tmp == null) {
-                    return new Result(false, 0, 0, sizeBefore, sizeBefore);
+                    return new Result(false, 0, 0, decoded[0], sizeBefore, sizeBefore);
                 }
                 long footerOffset = tmp.position();
-                Footer footer = pass.footer(sf, footerOffset);
+                BlockView originalView = new BlockView();
+                Footer footer = pass.footer(sf, footerOffset, b -> {
+                    try {
+                        byte[] f = sf.readFrame(ch, b);
+                        decoded[0]++;
+                        return originalView.decodeFrame(zstd, f, 0, f.length, sf.entry(b).uncompressedSize());
+                    } catch (IOException e) {
+                        throw new SegmentPersistenceException("reading", file, e);
+                    }
+                });
                 tmp.append(footer.footerBytes(), 0, footer.footerBytes().length);
                 tmp.writeAt(footer.headerBytes(), 0);
                 tmp.commit();
                 tmp = null;
-                return new Result(true, changed, reencoded, sizeBefore, footer.fileSize());
+                return new Result(true, changed, reencoded, decoded[0], sizeBefore, footer.fileSize());
             } catch (RuntimeException e) {
                 if (tmp != null) {
                     tmp.abort(e);
@@ -269,6 +307,12 @@ public final class SegmentRewriter {
             tmp.append(buf, 0, n);
             p += n;
         }
+    }
+
+    /** Appends block {@code i}'s prefix and frame from the original as they are. */
+    private static void copyFramed(FileChannel ch, SealedFile sf, int i, TmpRewrite tmp) throws IOException {
+        byte[] frame = sf.readFrame(ch, i);
+        appendFramed(tmp, frame, frame.length);
     }
 
     private static void appendFramed(TmpRewrite tmp, byte[] frame, int len) {
