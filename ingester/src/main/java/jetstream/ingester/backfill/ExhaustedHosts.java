@@ -11,6 +11,7 @@ import java.util.function.UnaryOperator;
 import jetstream.atproto.syntax.Did;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
@@ -45,21 +46,24 @@ public final class ExhaustedHosts implements AutoCloseable {
     /** Outcome of one pass: due hosts, hosts drained by it, repos it downloaded. */
     public record Pass(int due, int drained, int stillExhausted, int repos) {}
 
+    /** A re-lister with an in-flight CAR budget of its own. */
     public ExhaustedHosts(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer, IngestMetrics metrics,
                           UnaryOperator<String> pdsRoute, Duration first, Duration max) {
+        this(s, http, store, writer, metrics, pdsRoute, first, max, RepoTransport.budget(s));
+    }
+
+    /** A re-lister whose CAR bodies count against {@code carBudget}, shared with the ingester's other downloaders. */
+    public ExhaustedHosts(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer, IngestMetrics metrics,
+                          UnaryOperator<String> pdsRoute, Duration first, Duration max, ByteBudget carBudget) {
         this.store = store;
         this.writer = writer;
         this.first = first;
         this.max = max;
         BackfillMetrics bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
-        HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
-        CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
-                BackfillEngine.spoolDir(store, "exhausted-hosts"), bm.spooledCars);
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
-        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
-                s.retryMaxDelay());
+        RepoTransport transport = new RepoTransport(s, http, store, metrics, upstream, carBudget, "exhausted-hosts");
+        this.xrpc = transport.xrpc;
+        this.replacer = new WholeRepoReplacer(transport.fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         io.micrometer.core.instrument.Gauge.builder("jetstream_backfill_exhausted_hosts", exhausted, AtomicLong::doubleValue)
                 .register(metrics.registry());
         io.micrometer.core.instrument.Gauge.builder("jetstream_backfill_retrying_hosts", retrying, AtomicLong::doubleValue)
