@@ -95,7 +95,7 @@ public final class BackfillEngine implements AutoCloseable {
         this.downloads = new RepoDownloads(transport.fetcher, writer, bm, tally, cursors, downloadPool, flags);
         this.crawler = new HostCrawler(s, store, bm, om, upstream, policy, transport.xrpc, tally, cursors, downloads,
                 flags);
-        this.reporter = new ProgressReporter(s, writer, tally, roster, cursors, flags);
+        this.reporter = new ProgressReporter(s, store, writer, tally, roster, cursors, flags);
         bm.progress.set(this::progress);
     }
 
@@ -173,7 +173,9 @@ public final class BackfillEngine implements AutoCloseable {
         } finally {
             ticker.interrupt();
             ticker.join();
+            // the last frame of a run still counts hosts live: their final rows are staged but may not be committed
             reporter.publish();
+            reporter.stopped();
             reporter.logLine();
         }
     }

@@ -75,20 +75,7 @@ final class BackfillTally {
         bytes.addAndGet(carBytes);
     }
 
-    BackfillProgress progress(Iterable<HostRun> hosts) {
-        long hostsTotal = 0;
-        long drained = 0;
-        long exhausted = 0;
-        for (HostRun h : hosts) {
-            hostsTotal++;
-            synchronized (h) {
-                if (PdsHost.DRAINED.equals(h.row.state())) {
-                    drained++;
-                } else if (PdsHost.EXHAUSTED.equals(h.row.state())) {
-                    exhausted++;
-                }
-            }
-        }
+    BackfillProgress progress(HostOutcomes hosts) {
         long notStarted = counts.get(RepoStatus.Status.NOT_STARTED).get();
         long pending = counts.get(RepoStatus.Status.PENDING).get();
         long complete = counts.get(RepoStatus.Status.COMPLETE).get();
@@ -100,7 +87,8 @@ final class BackfillTally {
         double rate = records.get() / secs;
         double repoRate = doneThisRun.get() / secs;
         long eta = repoRate > 0 ? (long) (notStarted / repoRate) : -1;
-        return new BackfillProgress(hostsTotal, drained + exhausted, drained, exhausted, total, done, notStarted, pending,
-                complete, failed, unavailable, records.get(), bytes.get(), rate, eta);
+        return new BackfillProgress(hosts.total(), hosts.drained() + hosts.exhausted(), hosts.drained(), hosts.exhausted(),
+                hosts.retrying(), total, done, notStarted, pending, complete, failed, unavailable, records.get(), bytes.get(),
+                rate, eta);
     }
 }

@@ -140,6 +140,11 @@ final class CarSpool {
         }
     }
 
+    /** Takes {@code bytes} from the budget, waiting for room (not while a body is being read). */
+    void hold(long bytes) throws InterruptedException {
+        budget.acquire(bytes);
+    }
+
     void release(long bytes) {
         if (bytes > 0) {
             budget.release(bytes);

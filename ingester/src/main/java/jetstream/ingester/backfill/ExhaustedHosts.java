@@ -96,36 +96,39 @@ public final class ExhaustedHosts implements AutoCloseable {
         }
     }
 
-    /** One pass over the exhausted hosts due at {@code now}. */
+    /**
+     * One pass over the exhausted hosts due at {@code now}; then the host outcomes (the durable host
+     * rows as this pass leaves them) go to the gauges and, with the last {@code backfill/counts}, to
+     * the feed's progress frame (the status page).
+     */
     public Pass runPass(Instant now) throws InterruptedException {
         List<PdsHost> due = new ArrayList<>();
-        long[] all = {0, 0};
+        HostOutcomes.Counter others = new HostOutcomes.Counter();
         store.forEach(PdsHost.KEY_PREFIX, (k, v) -> {
             PdsHost h = PdsHost.parse(new String(k, java.nio.charset.StandardCharsets.UTF_8)
                     .substring(PdsHost.KEY_PREFIX.length()), v);
-            if (PdsHost.EXHAUSTED.equals(h.state())) {
-                all[0]++;
-                if (h.nextAttemptAt() == null || !h.nextAttemptAt().isAfter(now)) {
-                    due.add(h);
-                } else {
-                    all[1]++;
-                }
+            if (PdsHost.EXHAUSTED.equals(h.state()) && (h.nextAttemptAt() == null || !h.nextAttemptAt().isAfter(now))) {
+                due.add(h);
+            } else {
+                others.add(h);
             }
         });
         int drained = 0;
         int repos = 0;
         for (PdsHost h : due) {
-            if (closed) {
-                break;
+            if (!closed) {
+                int[] got = {0};
+                if (relist(h, got)) {
+                    drained++;
+                }
+                repos += got[0];
             }
-            int[] got = {0};
-            if (relist(h, got)) {
-                drained++;
-            }
-            repos += got[0];
+            others.add(h); // as relist left it: drained, or exhausted with its next try scheduled
         }
-        exhausted.set(all[0] - drained);
-        retrying.set(all[1] + due.size() - drained);
+        HostOutcomes hosts = others.outcomes();
+        exhausted.set(hosts.exhausted());
+        retrying.set(hosts.retrying());
+        writer.log().control(BackfillProgress.fromCounts(store.get(BackfillProgress.COUNTS_KEY), hosts).frame());
         return new Pass(due.size(), drained, due.size() - drained, repos);
     }
 

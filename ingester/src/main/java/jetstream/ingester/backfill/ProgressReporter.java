@@ -2,6 +2,7 @@ package jetstream.ingester.backfill;
 
 import java.util.List;
 import java.util.Map;
+import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
@@ -19,9 +20,12 @@ final class ProgressReporter {
     private final Roster roster;
     private final HostCursors cursors;
     private final RunFlags flags;
+    private final MetaStore store;
+    private volatile boolean running;
 
-    ProgressReporter(BackfillSettings settings, SteadyWriter writer, BackfillTally tally, Roster roster,
+    ProgressReporter(BackfillSettings settings, MetaStore store, SteadyWriter writer, BackfillTally tally, Roster roster,
                      HostCursors cursors, RunFlags flags) {
+        this.store = store;
         this.settings = settings;
         this.writer = writer;
         this.tally = tally;
@@ -30,8 +34,9 @@ final class ProgressReporter {
         this.flags = flags;
     }
 
+    /** Host outcomes live from the crawl while a run goes on, from the durable host rows otherwise. */
     BackfillProgress progress() {
-        return tally.progress(roster.hosts());
+        return tally.progress(running ? HostOutcomes.of(roster.hosts()) : HostOutcomes.scan(store));
     }
 
     /** Progress everywhere: the feed frame and the {@code backfill/counts} row (staged like every status). */
@@ -41,12 +46,18 @@ final class ProgressReporter {
         writer.submit(new SteadyWriter.Submission(List.of(), Map.of(BackfillProgress.COUNTS_KEY, p.countsJson()), null));
     }
 
+    /** The run ended: its host rows are staged, progress reads them from the store from now on. */
+    void stopped() {
+        running = false;
+    }
+
     void logLine() {
         LOG.info(progress().line());
     }
 
-    /** Starts the ticker for one run; interrupt and join it when the run ends. */
+    /** Starts the ticker for one run; interrupt and join it, then {@link #stopped}, when the run ends. */
     Thread start(BackfillEngine.Mode mode) {
+        running = true;
         Thread ticker = new Thread(() -> tick(mode), "backfill-progress");
         ticker.setDaemon(true);
         ticker.start();
