@@ -7,19 +7,16 @@ import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.UnaryOperator;
 import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.phase.EngineBackfill;
 import jetstream.ingester.phase.MergeTailCompaction;
 import jetstream.ingester.phase.RepoStatusRows;
-import jetstream.ingester.phase.EngineBackfill;
 import jetstream.segment.io.SegmentWriter;
 
 /**
@@ -33,16 +30,7 @@ public final class ScaleIngesterChild {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         String sim = args[1];
-        Map<String, String> hosts = new HashMap<>();
-        for (String kv : args[2].split(",")) {
-            int eq = kv.indexOf('=');
-            hosts.put(kv.substring(0, eq), kv.substring(eq + 1));
-        }
-        UnaryOperator<String> route = url -> {
-            String h = URI.create(url).getHost();
-            String mapped = h == null ? null : hosts.get(h);
-            return mapped != null ? mapped : url;
-        };
+        UnaryOperator<String> route = ChildBootstrap.route(args[2]);
         // the reference's defaults, with the download pools sized for a 2-core box
         BackfillSettings backfill = new BackfillSettings(sim, BackfillSettings.UpstreamMode.AUTO, false, 32, 8, 64, 50_000,
                 1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(10),
