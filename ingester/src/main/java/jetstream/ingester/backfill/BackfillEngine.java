@@ -173,9 +173,7 @@ public final class BackfillEngine implements AutoCloseable {
         } finally {
             ticker.interrupt();
             ticker.join();
-            // the last frame of a run still counts hosts live: their final rows are staged but may not be committed
             reporter.publish();
-            reporter.stopped();
             reporter.logLine();
         }
     }

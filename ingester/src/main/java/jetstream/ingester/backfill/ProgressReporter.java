@@ -21,7 +21,9 @@ final class ProgressReporter {
     private final HostCursors cursors;
     private final RunFlags flags;
     private final MetaStore store;
-    private volatile boolean running;
+    private static final long STORED_TTL_NANOS = 5_000_000_000L;
+    private HostOutcomes stored;
+    private long storedAt;
 
     ProgressReporter(BackfillSettings settings, MetaStore store, SteadyWriter writer, BackfillTally tally, Roster roster,
                      HostCursors cursors, RunFlags flags) {
@@ -34,9 +36,23 @@ final class ProgressReporter {
         this.flags = flags;
     }
 
-    /** Host outcomes live from the crawl while a run goes on, from the durable host rows otherwise. */
+    /**
+     * Host outcomes live from this process's crawl once it listed a roster, from the durable host
+     * rows before that (a restart in the merge; scanned at most once per {@link #STORED_TTL_NANOS}:
+     * every progress gauge asks on every scrape). In steady state the exhausted-host re-lister
+     * publishes the outcomes it changes.
+     */
     BackfillProgress progress() {
-        return tally.progress(running ? HostOutcomes.of(roster.hosts()) : HostOutcomes.scan(store));
+        return tally.progress(roster.hosts().isEmpty() ? storedHosts() : HostOutcomes.of(roster.hosts()));
+    }
+
+    private synchronized HostOutcomes storedHosts() {
+        long now = System.nanoTime();
+        if (stored == null || now - storedAt > STORED_TTL_NANOS) {
+            stored = HostOutcomes.scan(store);
+            storedAt = now;
+        }
+        return stored;
     }
 
     /** Progress everywhere: the feed frame and the {@code backfill/counts} row (staged like every status). */
@@ -46,18 +62,12 @@ final class ProgressReporter {
         writer.submit(new SteadyWriter.Submission(List.of(), Map.of(BackfillProgress.COUNTS_KEY, p.countsJson()), null));
     }
 
-    /** The run ended: its host rows are staged, progress reads them from the store from now on. */
-    void stopped() {
-        running = false;
-    }
-
     void logLine() {
         LOG.info(progress().line());
     }
 
-    /** Starts the ticker for one run; interrupt and join it, then {@link #stopped}, when the run ends. */
+    /** Starts the ticker for one run; interrupt and join it when the run ends. */
     Thread start(BackfillEngine.Mode mode) {
-        running = true;
         Thread ticker = new Thread(() -> tick(mode), "backfill-progress");
         ticker.setDaemon(true);
         ticker.start();
