@@ -5,9 +5,9 @@ import jetstream.ingester.store.MetaStore;
 
 /**
  * Where the roster hosts stand: drained (listed to the end), exhausted (gave up after their retry;
- * the bootstrap may end with some, the steady-state re-lister keeps trying them) and retrying
- * (parked for their one bootstrap retry, or exhausted and failed again in steady state with the
- * next re-enumeration scheduled; a subset of the others' complement and of exhausted respectively).
+ * the bootstrap may end with some, the steady-state re-lister keeps trying them) and retrying:
+ * parked for their one bootstrap retry, or exhausted hosts that failed a steady-state
+ * re-enumeration and have the next one scheduled (those also count as exhausted).
  */
 public record HostOutcomes(long total, long drained, long exhausted, long retrying) {
     public static final HostOutcomes NONE = new HostOutcomes(0, 0, 0, 0);
