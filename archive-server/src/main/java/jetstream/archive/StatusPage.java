@@ -73,6 +73,11 @@ final class StatusPage {
                     default -> k;
                 }, "bootstrap." + k);
             }
+            if (Boolean.TRUE.equals(path(t, "bootstrap.hosts.reported"))) {
+                for (String k : List.of("total", "drained", "exhausted", "retrying")) {
+                    row(b, t, "hosts " + k, "bootstrap.hosts." + k);
+                }
+            }
         } else {
             b.append("<tr><th>progress</th><td><span class=\"unknown\">unknown</span> (no progress frame on the feed)</td></tr>");
         }

@@ -283,7 +283,22 @@ final class StatusSampler {
         }
         b.put("reposPerSecond", rate);
         b.put("etaSeconds", eta);
+        b.put("hosts", hosts(bp));
         return b;
+    }
+
+    /** Host outcomes: the bootstrap may end with exhausted hosts, which steady state keeps retrying. */
+    private static Map<String, Object> hosts(FeedFrame.BackfillProgress bp) {
+        Map<String, Object> h = new LinkedHashMap<>();
+        FeedFrame.BackfillProgress.Hosts hosts = bp.hosts();
+        h.put("reported", hosts != null);
+        if (hosts != null) {
+            h.put("total", hosts.total());
+            h.put("drained", hosts.drained());
+            h.put("exhausted", hosts.exhausted());
+            h.put("retrying", hosts.retrying());
+        }
+        return h;
     }
 
     private Map<String, Object> importJob() {

@@ -168,7 +168,9 @@ class StatusPageTest {
                                 "3mrev".getBytes(StandardCharsets.US_ASCII), new byte[] {(byte) 0xa0}));
                     }
                     TestArchive.send(ch, new FeedFrame.Watermark(seq - 1));
-                    TestArchive.send(ch, new FeedFrame.BackfillProgress(100, 100, 78 - 2 * round, 22 + 2 * round, 0, 0));
+                    // host outcomes ride along: 32 hosts, 28 drained, 3 exhausted (1 of them retrying)
+                    TestArchive.send(ch, new FeedFrame.BackfillProgress(100, 100, 78 - 2 * round, 22 + 2 * round, 0, 0,
+                            new FeedFrame.BackfillProgress.Hosts(32, 28, 3, 1)));
                     Thread.sleep(120);
                 }
                 Thread.sleep(500);
@@ -183,6 +185,13 @@ class StatusPageTest {
                 assertEquals(40.0, boot.getDouble("percent"));
                 assertTrue(boot.getDouble("reposPerSecond") > 0, boot.encode());
                 assertEquals(60 / boot.getDouble("reposPerSecond"), boot.getDouble("etaSeconds"), 0.5, boot.encode());
+                JsonObject hosts = boot.getJsonObject("hosts");
+                assertEquals(Boolean.TRUE, hosts.getBoolean("reported"), boot.encode());
+                assertEquals(32L, hosts.getLong("total"));
+                assertEquals(28L, hosts.getLong("drained"));
+                assertEquals(3L, hosts.getLong("exhausted"), "exhausted hosts are visible and counted");
+                assertEquals(1L, hosts.getLong("retrying"));
+                assertTrue(Http.text(http.get("/status")).contains("hosts exhausted"), "the page shows them");
                 JsonObject ingest = s.getJsonObject("ingest");
                 assertEquals(50L, ingest.getLong("eventsSeen"));
                 assertEquals(57L, ingest.getLong("lastEventSeq"));

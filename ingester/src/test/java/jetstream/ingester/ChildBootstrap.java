@@ -22,16 +22,7 @@ public final class ChildBootstrap {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         String sim = args[1];
-        Map<String, String> hosts = new HashMap<>();
-        for (String kv : args[2].split(",")) {
-            int eq = kv.indexOf('=');
-            hosts.put(kv.substring(0, eq), kv.substring(eq + 1));
-        }
-        UnaryOperator<String> route = url -> {
-            String h = URI.create(url).getHost();
-            String mapped = h == null ? null : hosts.get(h);
-            return mapped != null ? mapped : url;
-        };
+        UnaryOperator<String> route = route(args[2]);
         IngesterCore core = IngesterCore.open(BootstrapMergeComponentTest.settings(data, sim, route),
                 new SimpleMeterRegistry(), t -> {
                     t.printStackTrace();
@@ -76,5 +67,19 @@ public final class ChildBootstrap {
         System.out.println("CLOSED");
         System.out.flush();
         System.exit(0);
+    }
+
+    /** The dev host map of a child's {@code host=url,...} argument. */
+    static UnaryOperator<String> route(String hostsArg) {
+        Map<String, String> hosts = new HashMap<>();
+        for (String kv : hostsArg.split(",")) {
+            int eq = kv.indexOf('=');
+            hosts.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return url -> {
+            String h = URI.create(url).getHost();
+            String mapped = h == null ? null : hosts.get(h);
+            return mapped != null ? mapped : url;
+        };
     }
 }

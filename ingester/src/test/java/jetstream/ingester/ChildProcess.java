@@ -20,8 +20,13 @@ final class ChildProcess implements AutoCloseable {
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
 
     ChildProcess(Class<?> main, Path log, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        this(main, log, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args);
+    }
+
+    /** A child with these JVM options instead of the crash tiers' small, quick-starting ones. */
+    ChildProcess(Class<?> main, Path log, List<String> jvmOptions, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvmOptions);
         Path lib = rocksDbLibraryDir();
         if (lib != null) {
             cmd.add("-Djava.library.path=" + lib);

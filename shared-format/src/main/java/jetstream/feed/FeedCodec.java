@@ -96,6 +96,10 @@ public final class FeedCodec {
         } else if (frame instanceof FeedFrame.BackfillProgress f) {
             o.b.putLong(f.total()).putLong(f.discovered()).putLong(f.pending()).putLong(f.complete())
                     .putLong(f.failed()).putLong(f.unavailable());
+            if (f.hosts() != null) {
+                o.b.putLong(f.hosts().total()).putLong(f.hosts().drained()).putLong(f.hosts().exhausted())
+                        .putLong(f.hosts().retrying());
+            }
         } else if (frame instanceof FeedFrame.CompactionDeadline f) {
             o.b.putLong(f.deadline()).putLong(f.watermarkSeq()).putLong(f.runningSince()).putLong(f.segmentsDone())
                     .putLong(f.segmentsTotal());
@@ -130,8 +134,7 @@ public final class FeedCodec {
             case FeedFrame.SEGMENT_REWRITTEN -> new FeedFrame.SegmentRewritten(in.string(), in.u64(), in.u64());
             case FeedFrame.PHASE -> new FeedFrame.Phase(in.phase(), in.phase(), in.u64());
             case FeedFrame.WRITER_RUNNING -> new FeedFrame.WriterRunning(in.bool());
-            case FeedFrame.BACKFILL_PROGRESS -> new FeedFrame.BackfillProgress(in.u64(), in.u64(), in.u64(), in.u64(),
-                    in.u64(), in.u64());
+            case FeedFrame.BACKFILL_PROGRESS -> backfillProgress(in);
             case FeedFrame.COMPACTION_DEADLINE -> new FeedFrame.CompactionDeadline(in.u64(), in.u64(), in.u64(), in.u64(),
                     in.u64());
             case FeedFrame.IMPORT_STATUS -> new FeedFrame.ImportStatus(in.string(), in.string(), in.u64(), in.u64(),
@@ -144,6 +147,24 @@ public final class FeedCodec {
                     + Integer.toHexString(type & 0xFF));
         }
         return f;
+    }
+
+    /**
+     * Six u64 (an ingester before the host outcomes), or ten with the host outcomes appended; extra
+     * bytes that are not the four host fields are trailing bytes.
+     */
+    private static FeedFrame.BackfillProgress backfillProgress(In in) {
+        long total = in.u64();
+        long discovered = in.u64();
+        long pending = in.u64();
+        long complete = in.u64();
+        long failed = in.u64();
+        long unavailable = in.u64();
+        FeedFrame.BackfillProgress.Hosts hosts = null;
+        if (in.end - in.pos >= 4 * 8) {
+            hosts = new FeedFrame.BackfillProgress.Hosts(in.u64(), in.u64(), in.u64(), in.u64());
+        }
+        return new FeedFrame.BackfillProgress(total, discovered, pending, complete, failed, unavailable, hosts);
     }
 
     private static FeedFrame.Event event(In in) {

@@ -130,9 +130,23 @@ public sealed interface FeedFrame {
         }
     }
 
-    /** The {@code backfill/counts} aggregate. */
-    record BackfillProgress(long total, long discovered, long pending, long complete, long failed, long unavailable)
-            implements FeedFrame {
+    /**
+     * The {@code backfill/counts} aggregate and the host outcomes ({@code hosts}, null when not
+     * reported: a frame from an ingester that predates them).
+     */
+    record BackfillProgress(long total, long discovered, long pending, long complete, long failed, long unavailable,
+                            Hosts hosts) implements FeedFrame {
+        /**
+         * Roster hosts, drained, exhausted (the bootstrap may end with some) and retrying (parked for
+         * their retry, or exhausted hosts that failed a steady-state re-enumeration and wait for the next).
+         */
+        public record Hosts(long total, long drained, long exhausted, long retrying) {}
+
+        /** Repo counts alone: the host outcomes not reported. */
+        public BackfillProgress(long total, long discovered, long pending, long complete, long failed, long unavailable) {
+            this(total, discovered, pending, complete, failed, unavailable, null);
+        }
+
         public byte type() {
             return BACKFILL_PROGRESS;
         }

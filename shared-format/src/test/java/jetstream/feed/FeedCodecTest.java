@@ -32,6 +32,8 @@ class FeedCodecTest {
         for (int i = 0; i < 50; i++) {
             out.add(randomEvent(r, i + 1));
         }
+        // last: its first 48 content bytes are a whole six-field frame, which the truncation tests' first 25 must not be
+        out.add(new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5, new FeedFrame.BackfillProgress.Hosts(100, 60, 3, 2)));
         return out;
     }
 
@@ -42,6 +44,26 @@ class FeedCodecTest {
                 ("did:plc:" + r.nextInt(100000)).getBytes(StandardCharsets.UTF_8),
                 "app.bsky.feed.post".getBytes(StandardCharsets.UTF_8), "3kabc".getBytes(StandardCharsets.UTF_8),
                 "3lxyz2222222a".getBytes(StandardCharsets.UTF_8), payload);
+    }
+
+    @Test
+    void backfillProgressCarriesHostOutcomesAndStillReadsTheSixFieldFrame() {
+        FeedFrame.BackfillProgress withHosts = new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5,
+                new FeedFrame.BackfillProgress.Hosts(100, 60, 3, 2));
+        byte[] wire = FeedCodec.encode(withHosts);
+        assertEquals(1 + 10 * 8, wire.length - FeedCodec.LENGTH_PREFIX);
+        assertEquals(withHosts, roundTrip(wire));
+        // the frame an older ingester sends: six u64, hosts not reported
+        FeedFrame.BackfillProgress old = (FeedFrame.BackfillProgress) FeedCodec.decode(wire, FeedCodec.LENGTH_PREFIX, 1 + 6 * 8);
+        assertEquals(new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5), old);
+        assertEquals(null, old.hosts());
+        assertEquals(1 + 6 * 8, FeedCodec.encode(old).length - FeedCodec.LENGTH_PREFIX, "re-encoded as it came");
+        // anything between the two shapes has trailing bytes
+        for (int cut = 1 + 6 * 8 + 1; cut < 1 + 10 * 8; cut++) {
+            final int c = cut;
+            assertEquals("feed_trailing_bytes", assertThrows(DecodeException.class,
+                    () -> FeedCodec.decode(wire, FeedCodec.LENGTH_PREFIX, c)).reason());
+        }
     }
 
     private static FeedFrame roundTrip(byte[] frame) {

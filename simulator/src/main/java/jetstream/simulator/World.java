@@ -2,7 +2,6 @@ package jetstream.simulator;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,14 +24,11 @@ final class World {
     /** Logical clock origin, 2026-01-01T00:00:00Z in microseconds: live event n happens at T0 + n ms. */
     static final long T0 = 1_767_225_600_000_000L;
     private static final long DAY = 86_400_000_000L;
-    private static final String B32 = "abcdefghijklmnopqrstuvwxyz234567";
 
     final SimConfig cfg;
     private final long seed;
-    private final Account[] accounts;
-    private final Map<String, Account> byDid = new HashMap<>();
+    private final AccountTable accounts;
     private final String[] hostnames;
-    private final int[][] hostAccounts;
     private final long[] hostSeq;
     private final Cid[] baseHeads;
     private final RecordFactory records = new RecordFactory(this);
@@ -49,52 +45,11 @@ final class World {
         this.seed = cfg.seed;
         this.firehose = firehose;
         int n = cfg.accounts;
-        accounts = new Account[n];
         hostnames = new String[cfg.hosts];
         for (int h = 0; h < cfg.hosts; h++) {
             hostnames[h] = "pds-" + h + ".sim.test";
         }
-        double[] hostWeight = new double[cfg.hosts];
-        double total = 0;
-        for (int h = 0; h < cfg.hosts; h++) {
-            total += 1.0 / (h + 1);
-            hostWeight[h] = total;
-        }
-        int[] perHost = new int[cfg.hosts];
-        int[] hostOf = new int[n];
-        for (int i = 0; i < n; i++) {
-            Prng r = Prng.of(seed, 3, i);
-            byte[] id = new byte[15];
-            r.nextBytes(id);
-            double u = r.nextDouble() * total;
-            int h = 0;
-            while (h < cfg.hosts - 1 && u >= hostWeight[h]) {
-                h++;
-            }
-            hostOf[i] = h;
-            perHost[h]++;
-            byte[] keySeed = new byte[32];
-            r.nextBytes(keySeed);
-            keySeed[0] &= 0x7f;
-            KeyCurve curve = cfg.p256Every > 0 && i % cfg.p256Every == cfg.p256Every - 1 ? KeyCurve.P256 : KeyCurve.SECP256K1;
-            Account a = new Account(i, "did:plc:" + base32(id), h, curve, "u" + i + "." + hostnames[h], keySeed);
-            double s = r.nextDouble();
-            if (s < cfg.deactivatedFraction) {
-                a.status = "deactivated";
-            } else if (s < cfg.deactivatedFraction + cfg.takendownFraction) {
-                a.status = "takendown";
-            }
-            accounts[i] = a;
-            byDid.put(a.did, a);
-        }
-        hostAccounts = new int[cfg.hosts][];
-        for (int h = 0; h < cfg.hosts; h++) {
-            hostAccounts[h] = new int[perHost[h]];
-            perHost[h] = 0;
-        }
-        for (int i = 0; i < n; i++) {
-            hostAccounts[hostOf[i]][perHost[hostOf[i]]++] = i;
-        }
+        accounts = new AccountTable(cfg, hostnames);
         hostSeq = new long[cfg.hosts];
         baseHeads = new Cid[n];
         mix = new double[] {cfg.mixCreate, cfg.mixUpdate, cfg.mixDelete, cfg.mixIdentity, cfg.mixAccount, cfg.mixSync};
@@ -110,21 +65,6 @@ final class World {
         return signers[a.curve == KeyCurve.SECP256K1 ? 0 : 1];
     }
 
-    private static String base32(byte[] b) {
-        StringBuilder s = new StringBuilder(24);
-        int buffer = 0;
-        int bits = 0;
-        for (byte x : b) {
-            buffer = (buffer << 8) | (x & 0xff);
-            bits += 8;
-            while (bits >= 5) {
-                s.append(B32.charAt((buffer >>> (bits - 5)) & 31));
-                bits -= 5;
-            }
-        }
-        return s.toString();
-    }
-
     private static long gcd(long a, long b) {
         return b == 0 ? a : gcd(b, a % b);
     }
@@ -132,19 +72,24 @@ final class World {
     // ---------------------------------------------------------------- identities and hosts
 
     int accountCount() {
-        return accounts.length;
+        return accounts.size();
     }
 
     String did(int index) {
-        return accounts[index].did;
+        return accounts.get(index).did;
     }
 
     Account account(int index) {
-        return accounts[index];
+        return accounts.get(index);
     }
 
     Account account(String did) {
-        return byDid.get(did);
+        return accounts.get(did);
+    }
+
+    /** Accounts held in memory: those a live event changed (the rest are regenerated from the seed). */
+    int accountsInMemory() {
+        return accounts.pinnedCount();
     }
 
     String[] hostnames() {
@@ -161,7 +106,7 @@ final class World {
     }
 
     int[] hostAccounts(int host) {
-        return hostAccounts[host];
+        return accounts.hostAccounts(host);
     }
 
     synchronized long hostSeq(int host) {
@@ -184,8 +129,8 @@ final class World {
     /** Live (non-deleted) accounts on {@code host}. */
     int accountCount(int host) {
         int c = 0;
-        for (int i : hostAccounts[host]) {
-            if (!"deleted".equals(accounts[i].status)) {
+        for (int i : accounts.hostAccounts(host)) {
+            if (!"deleted".equals(accounts.get(i).status)) {
                 c++;
             }
         }
@@ -399,11 +344,12 @@ final class World {
      * touch, so determinism is unaffected. Stops early when {@code stop} says so.
      */
     void prewarm(java.util.function.BooleanSupplier stop) {
-        int n = accounts.length;
+        int n = accounts.size();
         int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
         for (int rank = 0; rank < ranks && !stop.getAsBoolean(); rank++) {
-            Account a = accounts[(int) ((rank * permA) % n)];
+            Account a;
             synchronized (this) {
+                a = accounts.pin(accounts.get((int) ((rank * permA) % n)));
                 if (a.repo != null || !a.active()) {
                     continue;
                 }
@@ -444,18 +390,19 @@ final class World {
 
     /** A skewed pick (a few accounts are very busy) among active accounts. */
     private Account pickActive(Prng r) {
-        int n = accounts.length;
+        int n = accounts.size();
         int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
         for (int attempt = 0; attempt < 64; attempt++) {
             int rank = (int) Math.min(ranks - 1, Math.floor(ranks * Math.pow(r.nextDouble(), 2.5)));
-            Account a = accounts[(int) ((rank * permA) % n)];
+            Account a = accounts.get((int) ((rank * permA) % n));
             if (a.active()) {
-                return a;
+                return accounts.pin(a);
             }
         }
-        for (Account a : accounts) {
+        for (int i = 0; i < n; i++) {
+            Account a = accounts.get(i);
             if (a.active()) {
-                return a;
+                return accounts.pin(a);
             }
         }
         throw new IllegalStateException("no active account left to write to");
@@ -586,10 +533,12 @@ final class World {
     }
 
     private byte[] accountEvent(long seq, Prng r) {
-        Account a = accounts[r.nextInt(accounts.length)];
-        for (int i = 0; "deleted".equals(a.status) && i < accounts.length; i++) {
-            a = accounts[(a.index + 1) % accounts.length];
+        int n = accounts.size();
+        Account a = accounts.get(r.nextInt(n));
+        for (int i = 0; "deleted".equals(a.status) && i < n; i++) {
+            a = accounts.get((a.index + 1) % n);
         }
+        a = accounts.pin(a);
         double u = r.nextDouble();
         if (a.status == null) {
             a.status = u < 0.5 ? "deactivated" : u < 0.6 ? "takendown" : u < 0.75 ? "deleted" : null;

@@ -107,6 +107,47 @@ class ScaleTest {
 
     @Test
     @org.junit.jupiter.api.Timeout(120)
+    void aMillionAccountNetworkIsNotATableOfObjects() throws Exception {
+        SimConfig cfg = SimConfig.network();
+        cfg.eventsPerSecond = 0;
+        long before = retainedHeap();
+        World world = new World(cfg, new Firehose(16));
+        long retained = retainedHeap() - before;
+        assertEquals(1_000_000, world.accountCount());
+        // a sorted long[] for DID lookups and the per-host index lists: ~12 MB, not ~300+ MB of objects
+        assertTrue(retained < 64L << 20, "the world retains " + (retained >> 20) + " MiB");
+        assertEquals(0, world.accountsInMemory(), "no account object kept before a live event changes one");
+        for (int i = 0; i < world.accountCount(); i += 99_991) {
+            Account a = world.account(i);
+            assertEquals(i, world.account(a.did).index, "DID lookup");
+            assertEquals(a.did, world.account(i).did, "regenerated identically");
+            assertEquals(a.host, world.account(a.did).host);
+        }
+        assertEquals(null, world.account("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"));
+        world.advance(300);
+        assertTrue(world.accountsInMemory() > 0 && world.accountsInMemory() <= 300,
+                "only accounts a live event changed are kept: " + world.accountsInMemory());
+        // a change is seen by every later read
+        for (int i = 0; i < world.accountCount(); i++) {
+            Account a = world.account(i);
+            if (a.repo != null) {
+                assertTrue(world.account(a.did).repo == a.repo);
+                break;
+            }
+        }
+    }
+
+    private static long retainedHeap() throws InterruptedException {
+        Runtime rt = Runtime.getRuntime();
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+        return rt.totalMemory() - rt.freeMemory();
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
     void listingNeverWaitsForTheFirehoseGenerator() throws Exception {
         SimConfig cfg = SimConfig.network();
         cfg.accounts = 20_000;

@@ -24,10 +24,13 @@ final class CarSpool {
     private final Path dir;
     private final io.micrometer.core.instrument.Counter spooled;
 
-    /** Creates {@code dir}, deleting CARs a crashed run left there; {@code spooled} counts spooled CARs. */
-    CarSpool(long maxInflightBytes, long thresholdBytes, Path dir, io.micrometer.core.instrument.Counter spooled) {
+    /**
+     * Creates {@code dir}, deleting CARs a crashed run left there; {@code budget} is the in-flight
+     * budget, shared by every spool of the ingester; {@code spooled} counts spooled CARs.
+     */
+    CarSpool(ByteBudget budget, long thresholdBytes, Path dir, io.micrometer.core.instrument.Counter spooled) {
         this.spooled = spooled;
-        this.budget = new ByteBudget(maxInflightBytes);
+        this.budget = budget;
         this.threshold = thresholdBytes;
         this.dir = dir;
         try {
@@ -42,7 +45,7 @@ final class CarSpool {
         }
     }
 
-    /** Bytes of CAR bodies held in heap now (downloads in flight and rows not yet queued). */
+    /** Bytes of CAR bodies held in heap now by every user of the budget (downloads in flight and rows not yet queued). */
     long inflightBytes() {
         return budget.held();
     }
@@ -135,6 +138,11 @@ final class CarSpool {
                 Files.deleteIfExists(f);
             }
         }
+    }
+
+    /** Takes {@code bytes} from the budget, waiting for room (not while a body is being read). */
+    void hold(long bytes) throws InterruptedException {
+        budget.acquire(bytes);
     }
 
     void release(long bytes) {

@@ -11,6 +11,7 @@ import java.util.function.UnaryOperator;
 import jetstream.atproto.syntax.Did;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
@@ -45,21 +46,24 @@ public final class ExhaustedHosts implements AutoCloseable {
     /** Outcome of one pass: due hosts, hosts drained by it, repos it downloaded. */
     public record Pass(int due, int drained, int stillExhausted, int repos) {}
 
+    /** A re-lister with an in-flight CAR budget of its own. */
     public ExhaustedHosts(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer, IngestMetrics metrics,
                           UnaryOperator<String> pdsRoute, Duration first, Duration max) {
+        this(s, http, store, writer, metrics, pdsRoute, first, max, RepoTransport.budget(s));
+    }
+
+    /** A re-lister whose CAR bodies count against {@code carBudget}, shared with the ingester's other downloaders. */
+    public ExhaustedHosts(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer, IngestMetrics metrics,
+                          UnaryOperator<String> pdsRoute, Duration first, Duration max, ByteBudget carBudget) {
         this.store = store;
         this.writer = writer;
         this.first = first;
         this.max = max;
         BackfillMetrics bm = BackfillMetrics.of(metrics.registry());
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
-        HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
-        CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
-                BackfillEngine.spoolDir(store, "exhausted-hosts"), bm.spooledCars);
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
-        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
-                s.retryMaxDelay());
+        RepoTransport transport = new RepoTransport(s, http, store, metrics, upstream, carBudget, "exhausted-hosts");
+        this.xrpc = transport.xrpc;
+        this.replacer = new WholeRepoReplacer(transport.fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         io.micrometer.core.instrument.Gauge.builder("jetstream_backfill_exhausted_hosts", exhausted, AtomicLong::doubleValue)
                 .register(metrics.registry());
         io.micrometer.core.instrument.Gauge.builder("jetstream_backfill_retrying_hosts", retrying, AtomicLong::doubleValue)
@@ -92,36 +96,39 @@ public final class ExhaustedHosts implements AutoCloseable {
         }
     }
 
-    /** One pass over the exhausted hosts due at {@code now}. */
+    /**
+     * One pass over the exhausted hosts due at {@code now}; then the host outcomes (the durable host
+     * rows as this pass leaves them) go to the gauges and, with the last {@code backfill/counts}, to
+     * the feed's progress frame (the status page).
+     */
     public Pass runPass(Instant now) throws InterruptedException {
         List<PdsHost> due = new ArrayList<>();
-        long[] all = {0, 0};
+        HostOutcomes.Counter others = new HostOutcomes.Counter();
         store.forEach(PdsHost.KEY_PREFIX, (k, v) -> {
             PdsHost h = PdsHost.parse(new String(k, java.nio.charset.StandardCharsets.UTF_8)
                     .substring(PdsHost.KEY_PREFIX.length()), v);
-            if (PdsHost.EXHAUSTED.equals(h.state())) {
-                all[0]++;
-                if (h.nextAttemptAt() == null || !h.nextAttemptAt().isAfter(now)) {
-                    due.add(h);
-                } else {
-                    all[1]++;
-                }
+            if (PdsHost.EXHAUSTED.equals(h.state()) && (h.nextAttemptAt() == null || !h.nextAttemptAt().isAfter(now))) {
+                due.add(h);
+            } else {
+                others.add(h);
             }
         });
         int drained = 0;
         int repos = 0;
         for (PdsHost h : due) {
-            if (closed) {
-                break;
+            if (!closed) {
+                int[] got = {0};
+                if (relist(h, got)) {
+                    drained++;
+                }
+                repos += got[0];
             }
-            int[] got = {0};
-            if (relist(h, got)) {
-                drained++;
-            }
-            repos += got[0];
+            others.add(h); // as relist left it: drained, or exhausted with its next try scheduled
         }
-        exhausted.set(all[0] - drained);
-        retrying.set(all[1] + due.size() - drained);
+        HostOutcomes hosts = others.outcomes();
+        exhausted.set(hosts.exhausted());
+        retrying.set(hosts.retrying());
+        writer.log().control(BackfillProgress.fromCounts(store.get(BackfillProgress.COUNTS_KEY), hosts).frame());
         return new Pass(due.size(), drained, due.size() - drained, repos);
     }
 

@@ -1,7 +1,6 @@
 package jetstream.ingester.backfill;
 
 import java.net.http.HttpClient;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Set;
@@ -13,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
@@ -44,20 +44,22 @@ public final class FailedRepoRetrier implements AutoCloseable {
     /** Outcome counts of one pass. */
     public record Pass(int candidates, int complete, int unavailable, int failed, int skippedHostParked) {}
 
+    /** A retrier with an in-flight CAR budget of its own. */
     public FailedRepoRetrier(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer,
                              IngestMetrics metrics, UnaryOperator<String> pdsRoute) {
+        this(s, http, store, writer, metrics, pdsRoute, RepoTransport.budget(s));
+    }
+
+    /** A retrier whose CAR bodies count against {@code carBudget}, shared with the ingester's other downloaders. */
+    public FailedRepoRetrier(BackfillSettings s, HttpClient http, MetaStore store, SteadyWriter writer,
+                             IngestMetrics metrics, UnaryOperator<String> pdsRoute, ByteBudget carBudget) {
         this.settings = s;
         this.store = store;
         this.bm = BackfillMetrics.of(metrics.registry());
         this.metrics = metrics;
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
-        HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
-        CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
-                BackfillEngine.spoolDir(store, "retrier"), bm.spooledCars);
-        Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
-        this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
-                s.retryMaxDelay());
+        RepoTransport transport = new RepoTransport(s, http, store, metrics, upstream, carBudget, "retrier");
+        this.replacer = new WholeRepoReplacer(transport.fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {
             Thread t = new Thread(r, "failed-repo-retry");
             t.setDaemon(true);

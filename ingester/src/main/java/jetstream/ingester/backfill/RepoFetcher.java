@@ -102,7 +102,7 @@ public final class RepoFetcher {
     public Result fetch(String base, String did, boolean replacement, PublicKey key) throws InterruptedException {
         Xrpc.Answer a = xrpc.getRepo(base, did);
         return switch (a.outcome()) {
-            case OK -> a.spooled() != null ? convertSpooled(did, a.spooled(), replacement, key)
+            case OK -> a.spooled() != null ? heldSpooled(did, a.spooled(), replacement, key)
                     : held(did, a.body(), replacement, key);
             case RATE_LIMITED -> new RateLimited(a.retryAfterMillis());
             case HOST_UNREACHABLE -> new Unreachable(a.error());
@@ -129,6 +129,34 @@ public final class RepoFetcher {
         }
         spool.release(car.length);
         return r;
+    }
+
+    /**
+     * A spooled CAR: its rows are copied into heap, so before the walk they take the CAR's size
+     * (an upper bound of their record bytes) from the in-flight budget, waiting for room: the
+     * body is already on disk, so the wait holds nothing another download needs. The rows keep
+     * the bytes held until queued; a repo larger than the whole budget goes alone. (Only a fetcher
+     * with a spool receives spooled bodies.)
+     */
+    private Result heldSpooled(String did, Path file, boolean replacement, PublicKey key) throws InterruptedException {
+        long size;
+        try {
+            size = Files.size(file);
+        } catch (IOException e) {
+            CarSpool.delete(file);
+            return new Failed("spool_io: " + e.getMessage(), true);
+        }
+        spool.hold(size);
+        Result r = null;
+        try {
+            r = convertSpooled(did, file, replacement, key);
+        } finally {
+            if (!(r instanceof Rows)) {
+                spool.release(size);
+            }
+        }
+        return r instanceof Rows rows
+                ? new Rows(rows.rows(), rows.rev(), rows.data(), rows.records(), rows.carBytes(), size) : r;
     }
 
     /** Converts a repository CAR already in memory (also the benchmark's entry point). */

@@ -9,11 +9,13 @@ import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.backfill.ExhaustedHosts;
 import jetstream.ingester.backfill.FailedRepoRetrier;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 
 /**
  * The phase machine's {@link Backfill} on the real engine, the failed-repo retrier and the
- * steady-state re-enumeration of exhausted hosts (all on the archive writer).
+ * steady-state re-enumeration of exhausted hosts (all on the archive writer, and all holding CAR
+ * bodies against one in-flight byte budget).
  */
 public final class EngineBackfill implements Backfill {
     private final BackfillSettings settings;
@@ -23,6 +25,8 @@ public final class EngineBackfill implements Backfill {
     private final IngestMetrics metrics;
     private final UnaryOperator<String> pdsRoute;
     private final BackfillEngine engine;
+    /** One in-flight CAR budget for the engine, the retrier and the re-lister together. */
+    private final ByteBudget carBudget;
     private FailedRepoRetrier retrier;
     private ExhaustedHosts relister;
 
@@ -34,7 +38,8 @@ public final class EngineBackfill implements Backfill {
         this.archive = archive;
         this.metrics = metrics;
         this.pdsRoute = pdsRoute;
-        this.engine = new BackfillEngine(settings, http, store, archive, metrics, pdsRoute);
+        this.carBudget = new ByteBudget(settings.maxInflightBytes());
+        this.engine = new BackfillEngine(settings, http, store, archive, metrics, pdsRoute, carBudget);
     }
 
     /** The core's factory for these settings. */
@@ -79,10 +84,10 @@ public final class EngineBackfill implements Backfill {
     @Override
     public synchronized void startRetrier() {
         if (retrier == null) {
-            retrier = new FailedRepoRetrier(settings, http, store, archive, metrics, pdsRoute);
+            retrier = new FailedRepoRetrier(settings, http, store, archive, metrics, pdsRoute, carBudget);
             retrier.start();
             relister = new ExhaustedHosts(settings, http, store, archive, metrics, pdsRoute, ExhaustedHosts.FIRST_DELAY,
-                    ExhaustedHosts.MAX_DELAY);
+                    ExhaustedHosts.MAX_DELAY, carBudget);
             relister.start();
         }
     }

@@ -73,7 +73,7 @@ class CarSpoolTest {
     @Test
     void heapWhileTheBudgetAllowsOtherwiseAFile(@TempDir Path dir) throws Exception {
         Counter spooled = new SimpleMeterRegistry().counter("spooled");
-        CarSpool spool = new CarSpool(100_000, 50_000, dir.resolve("spool"), spooled);
+        CarSpool spool = new CarSpool(new jetstream.ingester.writer.ByteBudget(100_000), 50_000, dir.resolve("spool"), spooled);
         byte[] small = bytes(30_000);
         Object a = spool.read(new ByteArrayInputStream(small), small.length, 1 << 20);
         assertArrayEquals(small, (byte[]) a);
@@ -103,7 +103,7 @@ class CarSpoolTest {
         assertEquals(0, spool.inflightBytes());
         // a restart clears what a crash left
         Files.write(dir.resolve("spool/repo-left.car"), small);
-        new CarSpool(100_000, 50_000, dir.resolve("spool"), spooled);
+        new CarSpool(new jetstream.ingester.writer.ByteBudget(100_000), 50_000, dir.resolve("spool"), spooled);
         assertTrue(Files.notExists(dir.resolve("spool/repo-left.car")));
     }
 

@@ -12,6 +12,8 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
+import jetstream.feed.FeedCodec;
+import jetstream.feed.FeedFrame;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
@@ -53,6 +55,14 @@ class ExhaustedHostsTest {
                 try (BackfillEngine engine = new BackfillEngine(s, BackfillFixture.client(), store, writer, metrics, route)) {
                     engine.run(BackfillEngine.Mode.FULL);
                     assertEquals(PdsHost.EXHAUSTED, engine.host(down).state());
+                    // the bootstrap ends with an exhausted host: counted, and on the feed for the status page
+                    BackfillProgress end = engine.progress();
+                    assertEquals(3, end.hostsTotal());
+                    assertEquals(2, end.hostsDrained());
+                    assertEquals(1, end.hostsExhausted());
+                    assertEquals(new FeedFrame.BackfillProgress(end.reposTotal(), end.discovered(), end.pending(),
+                            end.complete(), end.failed(), end.unavailable(), new FeedFrame.BackfillProgress.Hosts(3, 2, 1, 0)),
+                            progressFrame(writer));
                 }
                 writer.flushDurable(Map.of());
                 Map<String, RepoStatus.Status> expected = BackfillFixture.expected(sim, false);
@@ -67,6 +77,10 @@ class ExhaustedHostsTest {
                     // still down: listed once, fails, backs off one minute
                     ExhaustedHosts.Pass p = relister.runPass(t0);
                     assertEquals(new ExhaustedHosts.Pass(1, 0, 1, 0), p);
+                    FeedFrame.BackfillProgress retrying = progressFrame(writer);
+                    assertEquals(new FeedFrame.BackfillProgress.Hosts(3, 2, 1, 1), retrying.hosts(),
+                            "failed again: exhausted, retrying");
+                    assertEquals(expected.size() - onDownHost, retrying.total(), "repo counts from backfill/counts");
                     writer.flushDurable(Map.of());
                     PdsHost h = BackfillFixture.hostRows(store).get(down);
                     assertEquals(PdsHost.EXHAUSTED, h.state());
@@ -84,6 +98,8 @@ class ExhaustedHostsTest {
                     assertEquals(1, p.drained(), p.toString());
                     assertEquals(onDownHost, p.repos());
                     assertEquals(0, relister.exhausted());
+                    assertEquals(new FeedFrame.BackfillProgress.Hosts(3, 3, 0, 0), progressFrame(writer).hosts(),
+                            "the host drained");
                 }
                 writer.flushDurable(Map.of());
             }
@@ -91,6 +107,17 @@ class ExhaustedHostsTest {
             BackfillFixture.assertArchiveMatches(sim, BackfillFixture.expected(sim, false), store,
                     BackfillFixture.scan(data));
         }
+    }
+
+    /** The progress frame a subscriber would get now. */
+    private static FeedFrame.BackfillProgress progressFrame(SteadyWriter writer) {
+        for (byte[] f : writer.log().subscribe(0).snapshot().frames()) {
+            if (FeedCodec.decode(f, FeedCodec.LENGTH_PREFIX, f.length - FeedCodec.LENGTH_PREFIX)
+                    instanceof FeedFrame.BackfillProgress p) {
+                return p;
+            }
+        }
+        throw new AssertionError("no progress frame");
     }
 
     @Test

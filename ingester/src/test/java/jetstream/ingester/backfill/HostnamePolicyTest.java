@@ -89,7 +89,7 @@ class HostnamePolicyTest {
     void redirectTargetsPassTheSameRules() {
         Upstream up = new Upstream("http://127.0.0.1:5000",
                 url -> url.equals("https://pds-0.sim.test") ? "http://127.0.0.1:5001" : url);
-        java.util.function.Predicate<String> ok = u -> BackfillEngine.redirectTargetAllowed(STRICT, up,
+        java.util.function.Predicate<String> ok = u -> RepoTransport.redirectTargetAllowed(STRICT, up,
                 java.net.URI.create(u));
         assertEquals(true, ok.test("http://127.0.0.1:5000/xrpc/com.atproto.sync.getRepo"), "the upstream itself");
         assertEquals(true, ok.test("https://pds-0.sim.test/xrpc/com.atproto.sync.getRepo"), "a dev-routed host");
@@ -116,10 +116,10 @@ class HostnamePolicyTest {
     /** The first listHosts answer that switches auto mode to direct-PDS: 501 (our simulator), 401 (the reference PDS). */
     @Test
     void listHostsAnswersThatMeanAPds() {
-        assertTrue(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.NOT_IMPLEMENTED, "MethodNotImplemented")));
-        assertTrue(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 401 AuthMissing")));
-        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 500 InternalServerError")));
-        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.RATE_LIMITED, "RateLimitExceeded")));
-        assertFalse(BackfillEngine.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "io: ConnectException")));
+        assertTrue(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.NOT_IMPLEMENTED, "MethodNotImplemented")));
+        assertTrue(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 401 AuthMissing")));
+        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 500 InternalServerError")));
+        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.RATE_LIMITED, "RateLimitExceeded")));
+        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "io: ConnectException")));
     }
 }

@@ -20,12 +20,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The three passes over every {@code repo/} row (bootstrap recovery, the merge's pending pass, the
- * failed-repo retrier) run in a child JVM whose heap is far smaller than the rows: 200,000 rows of
- * ~400 bytes are ~90 MB as a list, the child has 48 MB. A pass that collects the rows dies of
- * OutOfMemoryError; a streaming pass finishes and handles the few rows that are due.
+ * failed-repo retrier) run in a child JVM whose heap is smaller than the rows as a list (~450 bytes
+ * a row): by default 40,000 rows (~18 MB as a list) in 16 MB; under {@code -Pscale} 200,000 rows
+ * (~90 MB) in 48 MB. A pass that collects the rows dies of OutOfMemoryError; a streaming pass
+ * finishes and handles the few rows that are due.
  */
 class RepoPassesSmallHeapTest {
-    private static final int ROWS = 200_000;
+    private static final int ROWS = Integer.getInteger("jetstream.repopasses.rows", 40_000);
+    private static final String HEAP = System.getProperty("jetstream.repopasses.heap", "16m");
     private static final int DUE = 3;
 
     @Test
@@ -103,7 +105,7 @@ class RepoPassesSmallHeapTest {
 
     private static String child(Path data, String pass, String upstream) throws Exception {
         Path log = data.getParent().resolve(pass + ".log");
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx48m",
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx" + HEAP,
                 "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), RepoPassesChild.class.getName(),
                 data.toString(), pass, upstream);
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
@@ -119,7 +121,7 @@ class RepoPassesSmallHeapTest {
                 p.destroyForcibly();
             }
         }
-        assertNotNull(done, pass + " pass did not finish in 48 MB: " + Files.readString(log));
+        assertNotNull(done, pass + " pass did not finish in " + HEAP + ": " + Files.readString(log));
         return done;
     }
 }

@@ -1,0 +1,94 @@
+package jetstream.ingester;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.phase.EngineBackfill;
+import jetstream.ingester.phase.MergeTailCompaction;
+import jetstream.ingester.phase.RepoStatusRows;
+import jetstream.segment.io.SegmentWriter;
+
+/**
+ * The scale campaign's ingester ({@link ScaleCampaignTest}): the real core (bootstrap, merge,
+ * steady state) with production-sized backfill settings against the simulator in the parent.
+ * Prints {@code PROGRESS <phase> <repos done> <repos known> <heap used>} every second and, on
+ * {@code stop}, closes and prints {@code CLOSED <peak heap> <peak RSS>} (bytes; RSS from
+ * {@code VmHWM}). Args: dataDir, simulator URL, {@code host=url,...}.
+ */
+public final class ScaleIngesterChild {
+    public static void main(String[] args) throws Exception {
+        Path data = Path.of(args[0]);
+        String sim = args[1];
+        UnaryOperator<String> route = ChildBootstrap.route(args[2]);
+        // the reference's defaults, with the download pools sized for a 2-core box
+        BackfillSettings backfill = new BackfillSettings(sim, BackfillSettings.UpstreamMode.AUTO, false, 32, 8, 64, 50_000,
+                1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(10),
+                Duration.ofSeconds(5), Duration.ofSeconds(10));
+        IngesterCore.Settings settings = new IngesterCore.Settings(data, sim, sim, true, false, SegmentWriter.Config.defaults(),
+                1 << 16, 64 << 20, route, EngineBackfill.factory(backfill, route), RepoStatusRows::new,
+                MergeTailCompaction.NONE, false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IngesterCore core = IngesterCore.open(settings, registry, t -> {
+            t.printStackTrace();
+            Runtime.getRuntime().halt(70);
+        });
+        Thread reporter = new Thread(() -> {
+            try {
+                while (true) {
+                    Gauge done = registry.find("jetstream_backfill_progress_completed").gauge();
+                    Gauge total = registry.find("jetstream_backfill_progress_total").gauge();
+                    System.out.println("PROGRESS " + core.phase().stored() + " " + (done == null ? 0 : (long) done.value())
+                            + " " + (total == null ? 0 : (long) total.value()) + " "
+                            + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+                    System.out.flush();
+                    Thread.sleep(1000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "scale-reporter");
+        reporter.setDaemon(true);
+        reporter.start();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null && !line.equals("stop")) {
+            // only stop is understood
+        }
+        reporter.interrupt();
+        core.close();
+        long peakHeap = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP) {
+                peakHeap += pool.getPeakUsage().getUsed();
+            }
+        }
+        System.out.println("CLOSED " + peakHeap + " " + vmHwm());
+        System.out.flush();
+        System.exit(0);
+    }
+
+    /** Peak resident set size in bytes, from {@code /proc/self/status}; -1 when unknown. */
+    private static long vmHwm() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (l.startsWith("VmHWM:")) {
+                    return Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+}
