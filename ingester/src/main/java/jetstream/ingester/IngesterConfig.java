@@ -179,6 +179,13 @@ public interface IngesterConfig {
         @WithDefault("true")
         boolean verify();
 
+        /**
+         * {@code JETSTREAM_INGEST_VERIFY_THREADS}: workers verifying live commits in parallel (events
+         * are still applied in upstream order); 0 = one per core.
+         */
+        @WithDefault("0")
+        int verifyThreads();
+
         /** {@code JETSTREAM_INGEST_EVENTS_PER_BLOCK}: rows per block, also the seq lease size. */
         @WithDefault("4096")
         int eventsPerBlock();
