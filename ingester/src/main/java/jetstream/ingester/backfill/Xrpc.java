@@ -73,7 +73,7 @@ final class Xrpc {
     /** Redirects followed by hand, each target checked (a relay may redirect getRepo to the PDS). */
     static final int MAX_REDIRECTS = 3;
 
-    private final HttpClient http;
+    private final Outbound.Transport transport;
     private final Duration pageTimeout;
     private final Duration repoTimeout;
     private final java.util.function.Predicate<URI> redirectAllowed;
@@ -90,10 +90,17 @@ final class Xrpc {
 
     Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool) {
-        this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
+        this(http, pageTimeout, repoTimeout, redirectAllowed, spool, null);
+    }
+
+    /** @param transport sends each request (e.g. pinned to the checked address); null: {@code http} */
+    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
+         CarSpool spool, Outbound.Transport transport) {
+        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
                 : HttpClient.newBuilder().version(http.version())
                         .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
                         .followRedirects(HttpClient.Redirect.NEVER).build();
+        this.transport = transport != null ? transport : (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
         this.redirectAllowed = redirectAllowed;
@@ -149,7 +156,7 @@ final class Xrpc {
         Outbound.Response resp;
         byte[] body;
         try {
-            resp = Outbound.open(http, uri, timeout, maxBytes);
+            resp = transport.open(uri, timeout, maxBytes);
         } catch (ConnectException | HttpConnectTimeoutException | UnresolvedAddressException e) {
             return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getClass().getSimpleName());
         } catch (Outbound.Failure e) {

@@ -71,6 +71,12 @@ public final class Outbound {
         }
     }
 
+    /** How a GET is sent: {@link #open} on a client, or {@link PinnedHttp#open} to a checked address. */
+    @FunctionalInterface
+    public interface Transport {
+        Response open(URI uri, Duration deadline, long maxBytes) throws IOException, InterruptedException;
+    }
+
     /** A buffered answer: status, headers and body, or a failure ({@code status} -1) named by {@code error}. */
     public record Buffered(int status, HttpHeaders headers, byte[] body, String error) {
         public boolean failed() {
