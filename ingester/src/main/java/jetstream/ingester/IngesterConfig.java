@@ -61,6 +61,13 @@ public interface IngesterConfig {
     @WithDefault("0")
     long maxBackfillRepos();
 
+    /**
+     * {@code JETSTREAM_MAX_CAR_BYTES}: cap on one repository CAR fetched with getRepo (backfill,
+     * failed-repo retries, live resyncs); a larger body is refused as {@code body_too_large}.
+     */
+    @WithDefault("536870912")
+    long maxCarBytes();
+
     /** {@code JETSTREAM_SKIP_MERGE_DISCOVERY}: debug, skip the merge's discovery sweep. */
     @WithDefault("false")
     boolean skipMergeDiscovery();

@@ -100,7 +100,8 @@ public final class BackfillEngine implements AutoCloseable {
         this.upstream = new Upstream(s.upstreamUrl(), pdsRoute);
         this.policy = new HostnamePolicy(s.allowLoopback());
         this.spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(), spoolDir(store, "engine"), bm.spooledCars);
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed, spool);
+        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10), this::redirectAllowed, spool, null,
+                s.maxCarBytes());
         this.fetcher = new RepoFetcher(xrpc, metrics, spool);
         this.replacer = new WholeRepoReplacer(fetcher, writer, bm, s.retryInterval(), s.retryMaxDelay());
         this.downloads = Executors.newFixedThreadPool(s.globalDownloads(), named("backfill-download"));

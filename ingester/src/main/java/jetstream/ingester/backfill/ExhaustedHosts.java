@@ -57,7 +57,7 @@ public final class ExhaustedHosts implements AutoCloseable {
         CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
                 BackfillEngine.spoolDir(store, "exhausted-hosts"), bm.spooledCars);
         this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool, null, s.maxCarBytes());
         this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
                 s.retryMaxDelay());
         io.micrometer.core.instrument.Gauge.builder("jetstream_backfill_exhausted_hosts", exhausted, AtomicLong::doubleValue)

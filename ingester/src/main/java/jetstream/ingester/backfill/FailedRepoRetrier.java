@@ -55,7 +55,7 @@ public final class FailedRepoRetrier implements AutoCloseable {
         CarSpool spool = new CarSpool(s.maxInflightBytes(), s.spoolThresholdBytes(),
                 BackfillEngine.spoolDir(store, "retrier"), bm.spooledCars);
         Xrpc xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool);
+                target -> BackfillEngine.redirectTargetAllowed(policy, upstream, target), spool, null, s.maxCarBytes());
         this.replacer = new WholeRepoReplacer(new RepoFetcher(xrpc, metrics, spool), writer, bm, s.retryInterval(),
                 s.retryMaxDelay());
         this.workers = Executors.newFixedThreadPool(s.retryWorkers(), r -> {

@@ -72,7 +72,7 @@ public final class LiveConsumer implements AutoCloseable {
     private volatile long received;
 
     /** {@link #LiveConsumer(URI, HttpClient, MetaStore, SteadyWriter, IdentityResolver, IngestMetrics, boolean, int,
-     * BooleanSupplier, UnaryOperator, HostnamePolicy, Consumer)} with one verification worker per core. */
+     * BooleanSupplier, UnaryOperator, HostnamePolicy, long, Consumer)} with one verification worker per core. */
     public LiveConsumer(URI relay, HttpClient http, MetaStore store, SteadyWriter writer, IdentityResolver identities,
                         IngestMetrics metrics, boolean verify, BooleanSupplier steadyState, UnaryOperator<String> pdsRoute,
                         HostnamePolicy policy, Consumer<Throwable> onFatal) {
@@ -80,14 +80,24 @@ public final class LiveConsumer implements AutoCloseable {
                 steadyState, pdsRoute, policy, onFatal);
     }
 
+    /** With the default CAR cap on resyncs. */
+    public LiveConsumer(URI relay, HttpClient http, MetaStore store, SteadyWriter writer, IdentityResolver identities,
+                        IngestMetrics metrics, boolean verify, int verifyThreads, BooleanSupplier steadyState,
+                        UnaryOperator<String> pdsRoute, HostnamePolicy policy, Consumer<Throwable> onFatal) {
+        this(relay, http, store, writer, identities, metrics, verify, verifyThreads, steadyState, pdsRoute, policy,
+                jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES, onFatal);
+    }
+
     /**
      * @param verifyThreads verification workers; 0 verifies on the connection's thread
      * @param policy checks PDS endpoints taken from DID documents before a resync dials them
+     * @param maxCarBytes cap on a resync's repository CAR ({@code JETSTREAM_MAX_CAR_BYTES})
      * @param onFatal called when our own state is found corrupt or a worker thread died (the process halts)
      */
     public LiveConsumer(URI relay, HttpClient http, MetaStore store, SteadyWriter writer, IdentityResolver identities,
                         IngestMetrics metrics, boolean verify, int verifyThreads, BooleanSupplier steadyState,
-                        UnaryOperator<String> pdsRoute, HostnamePolicy policy, Consumer<Throwable> onFatal) {
+                        UnaryOperator<String> pdsRoute, HostnamePolicy policy, long maxCarBytes,
+                        Consumer<Throwable> onFatal) {
         String scheme = relay.getScheme();
         if (!"http".equals(scheme) && !"https".equals(scheme)) {
             throw new IllegalArgumentException("relay URL must be http:// or https://, got " + relay);
@@ -104,7 +114,7 @@ public final class LiveConsumer implements AutoCloseable {
             metrics.upstreamCursor.set(seq);
         }, chains, new ReplayRatchets(store), holds, lock);
         this.work = new PendingWork(writer, identities, metrics, verify,
-                new ResyncFetcher(http, identities, pdsRoute, policy, verify, metrics), chains, holds, events, lock, onFatal);
+                new ResyncFetcher(http, identities, pdsRoute, policy, verify, metrics, maxCarBytes), chains, holds, events, lock, onFatal);
         events.work(work);
         this.pipeline = verify && verifyThreads > 0
                 ? new OrderedPipeline<>("live-verify", verifyThreads, PIPELINE_BYTES, new OrderedPipeline.Work<>() {

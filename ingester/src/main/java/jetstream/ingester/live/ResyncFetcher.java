@@ -49,12 +49,18 @@ final class ResyncFetcher {
 
     ResyncFetcher(HttpClient http, IdentityResolver identities, UnaryOperator<String> pdsRoute, HostnamePolicy policy,
                   boolean verify, IngestMetrics metrics) {
+        this(http, identities, pdsRoute, policy, verify, metrics, Outbound.DEFAULT_MAX_CAR_BYTES);
+    }
+
+    /** @param maxCarBytes cap on the fetched CAR ({@code JETSTREAM_MAX_CAR_BYTES}) */
+    ResyncFetcher(HttpClient http, IdentityResolver identities, UnaryOperator<String> pdsRoute, HostnamePolicy policy,
+                  boolean verify, IngestMetrics metrics, long maxCarBytes) {
         this.identities = identities;
         this.pdsRoute = pdsRoute;
         this.policy = policy;
         this.verify = verify;
-        this.fetcher = RepoFetcher.live(http, policy, DEADLINE, metrics);
-        this.pinned = RepoFetcher.live(http, policy, DEADLINE, metrics, new PinnedHttp(policy)::open);
+        this.fetcher = RepoFetcher.live(http, policy, DEADLINE, metrics, null, maxCarBytes);
+        this.pinned = RepoFetcher.live(http, policy, DEADLINE, metrics, new PinnedHttp(policy)::open, maxCarBytes);
     }
 
     Replacement fetch(String did) throws InterruptedException {

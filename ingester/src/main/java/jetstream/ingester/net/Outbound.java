@@ -41,8 +41,8 @@ public final class Outbound {
     public static final String TOO_LARGE = "body_too_large";
     public static final String IO = "io";
 
-    /** Cap on one repository CAR (getRepo, backfill and live resyncs alike). */
-    public static final long MAX_CAR_BYTES = 512L << 20;
+    /** Default cap on one repository CAR (getRepo, backfill and live resyncs alike): {@code JETSTREAM_MAX_CAR_BYTES}. */
+    public static final long DEFAULT_MAX_CAR_BYTES = 512L << 20;
 
     /** A named outbound failure. */
     public static final class Failure extends IOException {
