@@ -67,6 +67,7 @@ public final class LiveConsumer implements AutoCloseable {
     /** Null when frames are applied on the connection's thread. */
     private final OrderedPipeline<Event> pipeline;
     private final Thread thread;
+    private volatile boolean closing;
     private volatile long cursor;
     /** The upstream seq of the last frame taken from the relay (every one of them will be applied). */
     private volatile long received;
@@ -146,7 +147,20 @@ public final class LiveConsumer implements AutoCloseable {
                         RelayConnection.MAX_MESSAGE_BYTES);
             }
         }, metrics);
-        this.thread = new Thread(this.relay::run, "live-consumer");
+        this.thread = new Thread(() -> {
+            try {
+                this.relay.run();
+            } catch (RuntimeException | Error e) {
+                if (!closing) {
+                    onFatal.accept(e);
+                }
+                return;
+            }
+            if (!closing) {
+                // the relay loop only returns when stopped: ending otherwise would stall ingest in silence
+                onFatal.accept(new IllegalStateException("the live consumer thread ended while running"));
+            }
+        }, "live-consumer");
         this.thread.setDaemon(true);
     }
 
@@ -245,6 +259,7 @@ public final class LiveConsumer implements AutoCloseable {
      */
     @Override
     public void close() {
+        closing = true;
         relay.stop();
         thread.interrupt();
         try {
