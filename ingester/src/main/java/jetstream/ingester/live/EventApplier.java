@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.crypto.PublicKey;
@@ -200,14 +201,8 @@ final class EventApplier {
             metrics.dropped(SOURCE, "stale_rev");
             return false;
         }
-        IdentityResolver.Cached key = key(c.repo(), c.seq(), frame, stage);
-        if (key == null) {
-            return false;
-        }
-        PublicKey k = key.doc() == null ? null : key.doc().signingKey();
-        VerifyResult v = pre != null && Objects.equals(pre.key(), k) ? pre.result() : verifyCommit(c, k);
-        if (!v.ok()) {
-            verifyFailed(c.repo(), c.seq(), frame, key, v, stage);
+        VerifyResult v = verified(c.repo(), c.seq(), frame, stage, pre, k -> verifyCommit(c, k));
+        if (v == null) {
             return false;
         }
         if (prev != null && !prev.data().equals(c.prevData())) {
@@ -251,17 +246,8 @@ final class EventApplier {
      * let compaction erase the account's records.
      */
     private List<ArchiveRow> sync(FirehoseMessage.Sync sy, byte[] frame, Map<String, byte[]> stage, Precheck pre) {
-        if (verify) {
-            IdentityResolver.Cached key = key(sy.did(), sy.seq(), frame, stage);
-            if (key == null) {
-                return null;
-            }
-            PublicKey k = key.doc() == null ? null : key.doc().signingKey();
-            VerifyResult v = pre != null && Objects.equals(pre.key(), k) ? pre.result() : verifySync(sy, k);
-            if (!v.ok()) {
-                verifyFailed(sy.did(), sy.seq(), frame, key, v, stage);
-                return null;
-            }
+        if (verify && verified(sy.did(), sy.seq(), frame, stage, pre, k -> verifySync(sy, k)) == null) {
+            return null;
         }
         RowConverter.Result res = converter.convert(sy);
         countDrops(res);
@@ -273,6 +259,25 @@ final class EventApplier {
             work.schedule(sy.did());
         }
         return null;
+    }
+
+    /**
+     * The event's verification against the DID's cached key (the precheck's result when it was
+     * computed with that same key); null when the event is dropped or now waits for its key.
+     */
+    private VerifyResult verified(String did, long seq, byte[] frame, Map<String, byte[]> stage, Precheck pre,
+                                  Function<PublicKey, VerifyResult> check) {
+        IdentityResolver.Cached key = key(did, seq, frame, stage);
+        if (key == null) {
+            return null;
+        }
+        PublicKey k = key.doc() == null ? null : key.doc().signingKey();
+        VerifyResult v = pre != null && Objects.equals(pre.key(), k) ? pre.result() : check.apply(k);
+        if (!v.ok()) {
+            verifyFailed(did, seq, frame, key, v, stage);
+            return null;
+        }
+        return v;
     }
 
     /**

@@ -172,7 +172,7 @@ public final class Outbound {
      * A body subscriber exposed as an InputStream: one chunk list in hand at a time, a cap on the
      * total (declared or actual) and the exchange's deadline on every read.
      */
-    private static final class Body extends InputStream implements HttpResponse.BodySubscriber<InputStream> {
+    private static final class Body extends BlockReadInput implements HttpResponse.BodySubscriber<InputStream> {
         private static final Object END = new Object();
         private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final long max;
@@ -214,12 +214,6 @@ public final class Outbound {
         @Override
         public void onComplete() {
             queue.add(END);
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

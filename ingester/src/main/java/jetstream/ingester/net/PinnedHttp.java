@@ -239,19 +239,13 @@ public final class PinnedHttp {
     }
 
     /** A chunked body ({@code Transfer-Encoding: chunked}), trailers skipped. */
-    private static final class ChunkedInput extends InputStream {
+    private static final class ChunkedInput extends BlockReadInput {
         private final InputStream in;
         private long left;
         private boolean done;
 
         ChunkedInput(InputStream in) {
             this.in = in;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
@@ -291,7 +285,7 @@ public final class PinnedHttp {
     }
 
     /** The body: at most its declared length, failing past the cap; closing it closes the connection. */
-    private static final class CappedBody extends InputStream {
+    private static final class CappedBody extends BlockReadInput {
         private final InputStream in;
         private final long declared;
         private final long max;
@@ -303,12 +297,6 @@ public final class PinnedHttp {
             this.declared = declared;
             this.max = max;
             this.socket = socket;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
