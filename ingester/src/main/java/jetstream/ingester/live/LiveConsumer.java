@@ -5,6 +5,7 @@ import java.net.http.HttpClient;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
 import jetstream.atproto.firehose.UpstreamSeqGaps;
@@ -106,6 +107,10 @@ public final class LiveConsumer implements AutoCloseable {
         if (verifyThreads < 0) {
             throw new IllegalArgumentException("verifyThreads must be 0 or more, got " + verifyThreads);
         }
+        // The first use of the signature library verifies its signed jar and logs the certificates. Done here,
+        // on one thread before the pools and the relay connection start: a verification worker doing it while
+        // an HTTP client thread logged (loading a class under the log handler's lock) deadlocked the two
+        KeyCurve.values();
         this.relayUrl = relay;
         this.metrics = metrics;
         this.holds = new Holds(PendingResyncs.recover(store, HELD_PER_DID, HELD_BYTES, MARKER_BYTES), metrics);

@@ -80,7 +80,12 @@ final class OrderedPipeline<T> implements AutoCloseable {
         while (!budget.tryAcquire(cost, 100)) {
             failIfStopped();
         }
-        failIfStopped();
+        try {
+            failIfStopped();
+        } catch (IllegalStateException e) {
+            budget.release(cost);
+            throw e;
+        }
         Slot<T> slot = new Slot<>(item, cost, prepare ? new CompletableFuture<>() : CompletableFuture.completedFuture(null));
         synchronized (idle) {
             submitted++;
@@ -154,15 +159,20 @@ final class OrderedPipeline<T> implements AutoCloseable {
                 }
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            fail(new IllegalStateException("the live applier was interrupted while running", e));
         } catch (RuntimeException | Error e) {
-            failure = e;
-            synchronized (idle) {
-                idle.notifyAll();
-            }
-            if (!closing) {
-                onFatal.accept(e);
-            }
+            fail(e);
+        }
+    }
+
+    /** The applier is dead: later submissions fail, waiters wake, and unless closing the process halts. */
+    private void fail(Throwable e) {
+        failure = e;
+        synchronized (idle) {
+            idle.notifyAll();
+        }
+        if (!closing) {
+            onFatal.accept(e);
         }
     }
 
