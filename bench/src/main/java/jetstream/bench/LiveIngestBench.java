@@ -42,11 +42,13 @@ import jetstream.simulator.Simulator;
  * fresh data directory, so replays never meet chain state of an earlier pass. DID documents are
  * resolved once before timing (the 24 h cache of the production path; PLC lookups are network,
  * not ingest). Floor, same run: {@link FrameDecoder#decode} of the same frames on one thread.
- * Reports events/s (wall) and CPU µs per event: the consumer thread plus the writer thread
- * ({@link ThreadMXBean}), and the whole process (GC and JIT included).
+ * Verification runs twice: on the consumer thread ({@code verifyThreads} 0, the serial path) and on
+ * the consumer's pool of one worker per core (the production default), which applies in arrival
+ * order. Reports events/s (wall) and CPU µs per event: the consumer, writer and verification
+ * threads ({@link ThreadMXBean}), and the whole process (GC and JIT included).
  *
- * <p>Usage: {@code bench/run --main jetstream.bench.LiveIngestBench [events] [passes]}
- * (defaults 40000 and 3; two warm-up passes per mode precede the measured ones).
+ * <p>Usage: {@code bench/run --main jetstream.bench.LiveIngestBench [events] [passes] [verifyThreads]}
+ * (defaults 40000, 3 and the core count; two warm-up passes per mode precede the measured ones).
  */
 public final class LiveIngestBench {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -70,6 +72,7 @@ public final class LiveIngestBench {
     public static void main(String[] args) throws Exception {
         int events = args.length > 0 ? Integer.parseInt(args[0]) : 40_000;
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        int threads = args.length > 2 ? Integer.parseInt(args[2]) : Runtime.getRuntime().availableProcessors();
         SimConfig cfg = SimConfig.small();
         cfg.accounts = 1_000;
         cfg.hosts = 8;
@@ -93,24 +96,29 @@ public final class LiveIngestBench {
                 List<Pass> floor = new ArrayList<>();
                 List<Pass> plain = new ArrayList<>();
                 List<Pass> verified = new ArrayList<>();
+                List<Pass> pooled = new ArrayList<>();
                 for (int i = 0; i < passes + 2; i++) {
                     boolean measured = i >= 2;
                     Pass f = decodeFloor(frames);
-                    Pass n = ingest(frames, root.resolve("p" + i), http, ids, false);
-                    Pass v = ingest(frames, root.resolve("v" + i), http, ids, true);
-                    System.out.printf("%s pass %d: floor %.0f ev/s %.2f µs cpu/ev | no verify %.0f ev/s %.2f µs | verify %.0f ev/s %.2f µs%n",
+                    Pass n = ingest(frames, root.resolve("p" + i), http, ids, false, 0);
+                    Pass v = ingest(frames, root.resolve("v" + i), http, ids, true, 0);
+                    Pass w = ingest(frames, root.resolve("w" + i), http, ids, true, threads);
+                    System.out.printf("%s pass %d: floor %.0f ev/s %.2f µs cpu/ev | no verify %.0f ev/s %.2f µs | verify %.0f ev/s %.2f µs"
+                                    + " | verify on %d workers %.0f ev/s %.2f µs%n",
                             measured ? "measured" : "warm-up", i, f.eventsPerSecond(), f.threadCpuMicrosPerEvent(),
                             n.eventsPerSecond(), n.threadCpuMicrosPerEvent(), v.eventsPerSecond(),
-                            v.threadCpuMicrosPerEvent());
+                            v.threadCpuMicrosPerEvent(), threads, w.eventsPerSecond(), w.threadCpuMicrosPerEvent());
                     if (measured) {
                         floor.add(f);
                         plain.add(n);
                         verified.add(v);
+                        pooled.add(w);
                     }
                 }
                 report("floor: FrameDecoder.decode only", floor, null);
                 report("live → durable, no verification", plain, median(floor));
                 report("live → durable, Sync 1.1 verification", verified, median(floor));
+                report("live → durable, verification on " + threads + " workers", pooled, median(floor));
             }
         } finally {
             try (Stream<Path> s = Files.walk(root)) {
@@ -155,8 +163,8 @@ public final class LiveIngestBench {
         return new Pass(frames.size(), wall, THREADS.getCurrentThreadCpuTime() - cpu0, OS.getProcessCpuTime() - proc0);
     }
 
-    private static Pass ingest(List<byte[]> frames, Path data, HttpClient http, IdentityResolver ids, boolean verify)
-            throws Exception {
+    private static Pass ingest(List<byte[]> frames, Path data, HttpClient http, IdentityResolver ids, boolean verify,
+                               int verifyThreads) throws Exception {
         IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
         try (MetaStore store = MetaStore.open(data)) {
             SteadyWriter writer = SteadyWriter.open(data, store, new SegmentWriter.Config(4096, 256L << 20, Duration.ofSeconds(30)),
@@ -165,14 +173,14 @@ public final class LiveIngestBench {
                         System.exit(70);
                     });
             LiveConsumer live = new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer, ids, metrics, verify,
-                    () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
+                    verifyThreads, () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
                         t.printStackTrace();
                         System.exit(70);
                     });
             Thread writerThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("steady-writer") && t.isAlive()).reduce((a, b) -> b.getId() > a.getId() ? b : a)
                     .orElseThrow();
-            long w0 = THREADS.getThreadCpuTime(writerThread.getId());
+            long w0 = THREADS.getThreadCpuTime(writerThread.getId()) + threadCpu("live-verify");
             long cpu0 = THREADS.getCurrentThreadCpuTime();
             long proc0 = OS.getProcessCpuTime();
             long t0 = System.nanoTime();
@@ -184,7 +192,7 @@ public final class LiveIngestBench {
             while (writer.log().nextSeq() <= 1 || live.cursor() < lastSeq(frames) || live.pendingResyncs() > 0) {
                 TimeUnit.MICROSECONDS.sleep(50);
             }
-            long writerCpu = THREADS.getThreadCpuTime(writerThread.getId()) - w0;
+            long writerCpu = THREADS.getThreadCpuTime(writerThread.getId()) + threadCpu("live-verify") - w0;
             live.close();
             writer.close();
             long wall = System.nanoTime() - t0;
@@ -199,6 +207,17 @@ public final class LiveIngestBench {
             }
             return new Pass(target, wall, cpu, proc);
         }
+    }
+
+    /** CPU time of the live threads whose names start with {@code prefix} (the verification pool and its applier). */
+    private static long threadCpu(String prefix) {
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith(prefix)) {
+                sum += Math.max(0, THREADS.getThreadCpuTime(t.getId()));
+            }
+        }
+        return sum;
     }
 
     private static long lastSeq(List<byte[]> frames) throws Exception {

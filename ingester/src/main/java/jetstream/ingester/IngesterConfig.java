@@ -61,6 +61,13 @@ public interface IngesterConfig {
     @WithDefault("0")
     long maxBackfillRepos();
 
+    /**
+     * {@code JETSTREAM_MAX_CAR_BYTES}: cap on one repository CAR fetched with getRepo (backfill,
+     * failed-repo retries, live resyncs); a larger body is refused as {@code body_too_large}.
+     */
+    @WithDefault("536870912")
+    long maxCarBytes();
+
     /** {@code JETSTREAM_SKIP_MERGE_DISCOVERY}: debug, skip the merge's discovery sweep. */
     @WithDefault("false")
     boolean skipMergeDiscovery();
@@ -178,6 +185,13 @@ public interface IngesterConfig {
         /** {@code JETSTREAM_INGEST_VERIFY}: Sync 1.1 verification of commits and syncs. */
         @WithDefault("true")
         boolean verify();
+
+        /**
+         * {@code JETSTREAM_INGEST_VERIFY_THREADS}: workers verifying live commits in parallel (events
+         * are still applied in upstream order); 0 = one per core.
+         */
+        @WithDefault("0")
+        int verifyThreads();
 
         /** {@code JETSTREAM_INGEST_EVENTS_PER_BLOCK}: rows per block, also the seq lease size. */
         @WithDefault("4096")

@@ -42,12 +42,26 @@ public final class IngesterCore implements AutoCloseable {
      *     only steady state can run)
      * @param repos the {@code repo/<did>} rows as merge reads them
      * @param mergeTail the merge-tail pass; null runs the compactor's pass (nothing when compaction is disabled)
+     * @param verifyThreads live verification workers ({@code JETSTREAM_INGEST_VERIFY_THREADS}); 0 = one per core
+     * @param maxCarBytes cap on a live resync's repository CAR ({@code JETSTREAM_MAX_CAR_BYTES}; the backfill
+     *     side takes it from its own settings)
      */
     public record Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
                            SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
                            UnaryOperator<String> pdsRoute, BackfillFactory backfill,
                            Function<MetaStore, MergeRepos> repos, MergeTailCompaction mergeTail,
-                           boolean skipMergeDiscovery, Compactor.Config compaction) {
+                           boolean skipMergeDiscovery, Compactor.Config compaction, int verifyThreads,
+                           long maxCarBytes) {
+
+        /** With one live verification worker per core and the default CAR cap. */
+        public Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
+                        SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
+                        UnaryOperator<String> pdsRoute, BackfillFactory backfill,
+                        Function<MetaStore, MergeRepos> repos, MergeTailCompaction mergeTail,
+                        boolean skipMergeDiscovery, Compactor.Config compaction) {
+            this(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes, pdsRoute, backfill,
+                    repos, mergeTail, skipMergeDiscovery, compaction, 0, jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES);
+        }
 
         /** Steady state only (no bootstrap): development, tests and benchmarks. */
         public static Settings steadyOnly(Path dataDir, String relayUrl, String plcUrl, boolean verify,
@@ -60,7 +74,7 @@ public final class IngesterCore implements AutoCloseable {
         /** The same settings with another compaction configuration. */
         public Settings withCompaction(Compactor.Config c) {
             return new Settings(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes,
-                    pdsRoute, backfill, repos, mergeTail, skipMergeDiscovery, c);
+                    pdsRoute, backfill, repos, mergeTail, skipMergeDiscovery, c, verifyThreads, maxCarBytes);
         }
     }
 
@@ -148,8 +162,10 @@ public final class IngesterCore implements AutoCloseable {
                 // loopback dev flag JETSTREAM_BACKFILL_ALLOW_LOOPBACK, which admits loopback only)
                 HostnamePolicy policy = new HostnamePolicy(s.backfill() != null && s.backfill().allowLoopback());
                 IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy);
+                int verifyThreads = s.verifyThreads() > 0 ? s.verifyThreads() : Runtime.getRuntime().availableProcessors();
                 liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
-                        s.verify(), () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(), policy, onFatal);
+                        s.verify(), verifyThreads, () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(),
+                        policy, s.maxCarBytes(), onFatal);
             }
             Backfill backfill = s.backfill() == null || liveFactory == null ? null
                     : s.backfill().open(store, writer, metrics, http);

@@ -62,7 +62,7 @@ public class IngesterService {
                 backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new, null,
                 config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()),
                 new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
-                        config.compaction().rewriteWorkers()));
+                        config.compaction().rewriteWorkers()), in.verifyThreads(), config.maxCarBytes());
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         IngesterCore c = core;
         java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);

@@ -233,6 +233,8 @@ class ChainBreakResyncTest {
             c.handle(f);
         }
         assertTrue(later > 0, "the busy repository commits while its fetch is in flight");
+        // verification runs on the consumer's pool: every frame handed in is applied before the test reads its state
+        assertTrue(c.awaitApplied(30_000), "every frame handed in was applied");
         return busy;
     }
 

@@ -31,13 +31,14 @@ import jetstream.atproto.syntax.Did;
  *     at once, over every download (more spools to disk)
  * @param spoolThresholdBytes {@code JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES}: a CAR larger than this is
  *     spooled to {@code <data>/backfill-spool/} and parsed from there
+ * @param maxCarBytes {@code JETSTREAM_MAX_CAR_BYTES}: cap on one fetched repository CAR
  */
 public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
                                int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
                                List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
                                int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
                                Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
-                               long spoolThresholdBytes) {
+                               long spoolThresholdBytes, long maxCarBytes) {
     public static final long DEFAULT_MAX_INFLIGHT_BYTES = 512L << 20;
     public static final long DEFAULT_SPOOL_THRESHOLD_BYTES = 64L << 20;
 
@@ -72,6 +73,19 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                 DEFAULT_SPOOL_THRESHOLD_BYTES);
     }
 
+    /** The settings with the default CAR cap. */
+    public BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
+                            int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
+                            List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
+                            int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
+                            Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
+                            long spoolThresholdBytes) {
+        this(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts, batchSize,
+                backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
+                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes,
+                jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES);
+    }
+
     public BackfillSettings {
         if (upstreamUrl == null || !(upstreamUrl.startsWith("http://") || upstreamUrl.startsWith("https://"))) {
             throw new IllegalArgumentException("the upstream URL must be http:// or https://, got " + upstreamUrl);
@@ -93,6 +107,7 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         }
         positive("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES", maxInflightBytes);
         positive("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES", spoolThresholdBytes);
+        positive("JETSTREAM_MAX_CAR_BYTES", maxCarBytes);
         positive("JETSTREAM_FAILED_REPO_RETRY_WORKERS", retryWorkers);
         positive("JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS", retryHostWorkers);
         if (retryInterval.isNegative() || retryMaxDelay.isNegative()) {
@@ -125,7 +140,7 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                 b.globalDownloads(), b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
                 parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(), r.hostWorkers(),
                 r.maxDelay(), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10), b.maxInflightBytes(),
-                b.spoolThresholdBytes());
+                b.spoolThresholdBytes(), config.maxCarBytes());
     }
 
     /** {@code did1,did2}: the DIDs, each checked, duplicates removed; blank gives none. */
@@ -157,13 +172,14 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
     public BackfillSettings withUpstreamMode(UpstreamMode m) {
         return new BackfillSettings(upstreamUrl, m, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts,
                 batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
-                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes);
+                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes, maxCarBytes);
     }
 
     /** These settings with another in-flight budget and spool threshold. */
     public BackfillSettings withCarBudget(long inflightBytes, long spoolThreshold) {
         return new BackfillSettings(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts,
                 maxHosts, batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers,
-                retryMaxDelay, checkpointInterval, hostRetryDelay, progressInterval, inflightBytes, spoolThreshold);
+                retryMaxDelay, checkpointInterval, hostRetryDelay, progressInterval, inflightBytes, spoolThreshold,
+                maxCarBytes);
     }
 }

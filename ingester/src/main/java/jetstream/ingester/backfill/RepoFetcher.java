@@ -85,8 +85,14 @@ public final class RepoFetcher {
      * be a public host ({@link Outbound#publicHost}); drops count under {@code source=live}.
      */
     public static RepoFetcher live(HttpClient http, HostnamePolicy policy, Duration timeout, IngestMetrics metrics) {
-        return new RepoFetcher(new Xrpc(http, timeout, timeout, target -> Outbound.publicHost(policy, target.getHost())),
-                metrics, null, "live");
+        return live(http, policy, timeout, metrics, null, Outbound.DEFAULT_MAX_CAR_BYTES);
+    }
+
+    /** {@link #live} whose requests go through {@code transport} (null: {@code http}), CARs capped at {@code maxCarBytes}. */
+    public static RepoFetcher live(HttpClient http, HostnamePolicy policy, Duration timeout, IngestMetrics metrics,
+                                   Outbound.Transport transport, long maxCarBytes) {
+        return new RepoFetcher(new Xrpc(http, timeout, timeout, target -> Outbound.publicHost(policy, target.getHost()),
+                null, transport, maxCarBytes), metrics, null, "live");
     }
 
     /**

@@ -29,7 +29,6 @@ final class Xrpc {
     /** Bound on a listHosts/listRepos page body (1000 entries of ~200 bytes, with room to spare). */
     static final int MAX_PAGE_BYTES = 8 << 20;
     /** Bound on one repository CAR held in memory. */
-    static final long MAX_CAR_BYTES = Outbound.MAX_CAR_BYTES;
     /** Longest a rate-limit park honours {@code ratelimit-reset}: a hostile value must not stall a host for days. */
     static final Duration MAX_RATE_LIMIT_PARK = Duration.ofMinutes(5);
 
@@ -73,7 +72,8 @@ final class Xrpc {
     /** Redirects followed by hand, each target checked (a relay may redirect getRepo to the PDS). */
     static final int MAX_REDIRECTS = 3;
 
-    private final HttpClient http;
+    private final Outbound.Transport transport;
+    private final long maxCarBytes;
     private final Duration pageTimeout;
     private final Duration repoTimeout;
     private final java.util.function.Predicate<URI> redirectAllowed;
@@ -90,10 +90,21 @@ final class Xrpc {
 
     Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool) {
-        this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
+        this(http, pageTimeout, repoTimeout, redirectAllowed, spool, null, Outbound.DEFAULT_MAX_CAR_BYTES);
+    }
+
+    /**
+     * @param transport sends each request (e.g. pinned to the checked address); null: {@code http}
+     * @param maxCarBytes cap on one getRepo body ({@code JETSTREAM_MAX_CAR_BYTES})
+     */
+    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
+         CarSpool spool, Outbound.Transport transport, long maxCarBytes) {
+        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
                 : HttpClient.newBuilder().version(http.version())
                         .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
                         .followRedirects(HttpClient.Redirect.NEVER).build();
+        this.transport = transport != null ? transport : (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
+        this.maxCarBytes = maxCarBytes;
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
         this.redirectAllowed = redirectAllowed;
@@ -110,7 +121,7 @@ final class Xrpc {
 
     Answer getRepo(String base, String did) throws InterruptedException {
         return get(base, "com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8), repoTimeout,
-                MAX_CAR_BYTES, spool);
+                maxCarBytes, spool);
     }
 
     private static String cursorParam(String cursor) {
@@ -149,7 +160,7 @@ final class Xrpc {
         Outbound.Response resp;
         byte[] body;
         try {
-            resp = Outbound.open(http, uri, timeout, maxBytes);
+            resp = transport.open(uri, timeout, maxBytes);
         } catch (ConnectException | HttpConnectTimeoutException | UnresolvedAddressException e) {
             return Answer.of(Outcome.HOST_UNREACHABLE, "connect: " + e.getClass().getSimpleName());
         } catch (Outbound.Failure e) {

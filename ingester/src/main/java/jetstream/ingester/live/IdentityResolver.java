@@ -10,6 +10,7 @@ import jetstream.atproto.DecodeException;
 import jetstream.atproto.crypto.DidDocument;
 import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.net.Outbound;
+import jetstream.ingester.net.PinnedHttp;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
@@ -25,8 +26,10 @@ import jetstream.ingester.store.MetaStore;
  * <p>A fetch distinguishes a DID that has no document ({@link Status#NOT_FOUND}: 404/410, a bad
  * document, a refused did:web host) from an unreachable resolver ({@link Status#UNAVAILABLE}: no
  * answer, deadline, 408/429/5xx): the consumer drops the first's commits but holds the second's.
- * The did:web host passes the roster {@link HostnamePolicy} (syntax and resolved addresses), redirects
- * are not followed, and every request has a total deadline and a 1 MiB body cap.
+ * The did:web host passes the roster {@link HostnamePolicy} (syntax and resolved addresses) and is
+ * dialled at the address that passed ({@link PinnedHttp}: no second resolution a rebinding DNS
+ * answer could turn to loopback), redirects are not followed, and every request has a total
+ * deadline and a 1 MiB body cap.
  */
 public final class IdentityResolver {
     /** Outcome of a network resolution. */
@@ -53,6 +56,7 @@ public final class IdentityResolver {
     private final MetaStore store;
     private final long ttlNanos;
     private final HostnamePolicy webPolicy;
+    private final PinnedHttp web;
     private final Map<String, Entry> memory = new LinkedHashMap<>(1024, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Entry> e) {
@@ -74,6 +78,7 @@ public final class IdentityResolver {
         this.store = store;
         this.ttlNanos = ttl.toNanos();
         this.webPolicy = webPolicy;
+        this.web = new PinnedHttp(webPolicy);
     }
 
     /**
@@ -163,10 +168,11 @@ public final class IdentityResolver {
             }
         } else if (did.startsWith("did:web:")) {
             String host = did.substring("did:web:".length());
-            if (!Outbound.publicHost(webPolicy, host)) {
+            if (!webPolicy.check(host).accepted()) {
                 return null;
             }
-            uri = URI.create("https://" + host + "/.well-known/did.json");
+            Outbound.Buffered r = web.get(URI.create("https://" + host + "/.well-known/did.json"), DEADLINE, MAX_DOC_BYTES);
+            return PinnedHttp.REFUSED.equals(r.error()) ? null : r;
         } else {
             return null;
         }

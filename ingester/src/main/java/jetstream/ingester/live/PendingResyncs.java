@@ -25,7 +25,9 @@ import jetstream.ingester.store.MetaStore;
  * Both are deleted in the batch of the replacement that ends the pending state. Held events are
  * bounded per DID and in total bytes; one that does not fit is dropped
  * ({@code jetstream_livestream_verify_queue_dropped_events_total}), and a dropped commit shows up as
- * a chain break when the held events are replayed, which starts another resync. Not thread-safe:
+ * a chain break when the held events are replayed, which starts another resync. The markers are
+ * bounded in bytes too (a PLC outage can leave every DID without a cached key waiting): past the
+ * bound no DID becomes pending ({@link Begin#FULL}) and the caller drops the event. Not thread-safe:
  * the live consumer guards it with its apply lock.
  */
 final class PendingResyncs {
@@ -38,6 +40,12 @@ final class PendingResyncs {
 
     /** What a pending DID waits for. */
     enum Cause { CHAIN_BREAK, SYNC, IDENTITY }
+
+    /** Outcome of {@link #begin}: newly pending, already pending, or refused because the markers are full. */
+    enum Begin { BEGUN, ALREADY, FULL }
+
+    /** Memory a marker costs besides its DID and {@code #sync} frame (map entry, strings, queue). */
+    static final long MARKER_OVERHEAD = 160;
 
     private static final byte SYNC_TAG = 2;
     private static final byte IDENTITY_TAG = 3;
@@ -56,23 +64,30 @@ final class PendingResyncs {
 
     private final int maxPerDid;
     private final long maxBytes;
+    private final long maxMarkerBytes;
     private final Map<String, Pending> pending = new LinkedHashMap<>();
     private long heldBytes;
+    private long markerBytes;
 
-    PendingResyncs(int maxPerDid, long maxBytes) {
+    PendingResyncs(int maxPerDid, long maxBytes, long maxMarkerBytes) {
         this.maxPerDid = maxPerDid;
         this.maxBytes = maxBytes;
+        this.maxMarkerBytes = maxMarkerBytes;
     }
 
     /**
      * The pending resyncs and held events a previous run left durable. Fails loudly on an entry this
      * class did not write (our own corruption).
      */
-    static PendingResyncs recover(MetaStore store, int maxPerDid, long maxBytes) {
-        PendingResyncs p = new PendingResyncs(maxPerDid, maxBytes);
+    static PendingResyncs recover(MetaStore store, int maxPerDid, long maxBytes, long maxMarkerBytes) {
+        PendingResyncs p = new PendingResyncs(maxPerDid, maxBytes, maxMarkerBytes);
+        // a marker a previous run wrote is kept even past the bound: dropping it would lose its held events
         store.forEach(RESYNC_PREFIX, (k, v) -> {
             String key = new String(k, StandardCharsets.US_ASCII);
-            p.pending.put(key.substring(RESYNC_PREFIX.length()), marker(key, v));
+            String did = key.substring(RESYNC_PREFIX.length());
+            Pending q = marker(key, v);
+            p.pending.put(did, q);
+            p.markerBytes += cost(did, q.syncFrame);
         });
         // keys sort by DID, then by the fixed-width seq: each DID's events come back in arrival order
         store.forEach(HELD_PREFIX, (k, v) -> {
@@ -125,6 +140,14 @@ final class PendingResyncs {
         return pending.keySet();
     }
 
+    long markerBytes() {
+        return markerBytes;
+    }
+
+    private static long cost(String did, byte[] syncFrame) {
+        return MARKER_OVERHEAD + did.length() + (syncFrame == null ? 0 : syncFrame.length);
+    }
+
     int heldCount() {
         int n = 0;
         for (Pending q : pending.values()) {
@@ -133,20 +156,21 @@ final class PendingResyncs {
         return n;
     }
 
-    /** Marks {@code did} pending for a chain-break resync and stages its marker; false when it already was. */
-    boolean begin(String did, Map<String, byte[]> stage) {
-        return begin(did, Cause.CHAIN_BREAK, null, stage);
-    }
-
     /**
-     * Marks {@code did} pending and stages its marker; false when it already was.
+     * Marks {@code did} pending and stages its marker, unless it already is or the markers hold
+     * their byte bound.
      *
      * @param syncFrame the {@code #sync} frame for {@link Cause#SYNC}, else null
      */
-    boolean begin(String did, Cause cause, byte[] syncFrame, Map<String, byte[]> stage) {
+    Begin begin(String did, Cause cause, byte[] syncFrame, Map<String, byte[]> stage) {
         if (pending.containsKey(did)) {
-            return false;
+            return Begin.ALREADY;
         }
+        long c = cost(did, syncFrame);
+        if (markerBytes + c > maxMarkerBytes) {
+            return Begin.FULL;
+        }
+        markerBytes += c;
         pending.put(did, new Pending(cause, syncFrame));
         byte[] v = switch (cause) {
             case CHAIN_BREAK -> new byte[] {VERSION};
@@ -160,7 +184,7 @@ final class PendingResyncs {
             }
         };
         stage.put(RESYNC_PREFIX + did, v);
-        return true;
+        return Begin.BEGUN;
     }
 
     /** Holds an event of a pending DID and stages it; false when it does not fit (dropped). */
@@ -191,6 +215,7 @@ final class PendingResyncs {
         if (q == null) {
             return List.of();
         }
+        markerBytes -= cost(did, q.syncFrame);
         stage.put(RESYNC_PREFIX + did, null);
         for (Held h : q.held) {
             stage.put(heldKey(did, h.seq()), null);

@@ -13,13 +13,15 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.backfill.RepoFetcher;
 import jetstream.ingester.net.Outbound;
+import jetstream.ingester.net.PinnedHttp;
 
 /**
  * The {@code getRepo} of a live resync (after a chain break or a {@code #sync}), run on the
  * consumer's background pool through the one repository download path ({@link RepoFetcher}). The
  * PDS endpoint comes from the DID document, which the account owner controls, so it is untrusted:
  * its host must pass the {@link HostnamePolicy} (syntax and resolved addresses) unless the operator
- * routed it, and so must every redirect target. The fetched commit must name the DID, carry a TID
+ * routed it, and so must every redirect target; such a host is dialled at the address that passed
+ * ({@link PinnedHttp}), never resolved again. The fetched commit must name the DID, carry a TID
  * rev and (when verifying) be signed by the DID's key; a signature that fails against a key that
  * was not just fetched is retried once with the key re-resolved.
  */
@@ -40,15 +42,25 @@ final class ResyncFetcher {
     private final UnaryOperator<String> pdsRoute;
     private final HostnamePolicy policy;
     private final boolean verify;
+    /** For operator-routed endpoints (trusted). */
     private final RepoFetcher fetcher;
+    /** For endpoints as DID documents name them: connected to the checked address. */
+    private final RepoFetcher pinned;
 
     ResyncFetcher(HttpClient http, IdentityResolver identities, UnaryOperator<String> pdsRoute, HostnamePolicy policy,
                   boolean verify, IngestMetrics metrics) {
+        this(http, identities, pdsRoute, policy, verify, metrics, Outbound.DEFAULT_MAX_CAR_BYTES);
+    }
+
+    /** @param maxCarBytes cap on the fetched CAR ({@code JETSTREAM_MAX_CAR_BYTES}) */
+    ResyncFetcher(HttpClient http, IdentityResolver identities, UnaryOperator<String> pdsRoute, HostnamePolicy policy,
+                  boolean verify, IngestMetrics metrics, long maxCarBytes) {
         this.identities = identities;
         this.pdsRoute = pdsRoute;
         this.policy = policy;
         this.verify = verify;
-        this.fetcher = RepoFetcher.live(http, policy, DEADLINE, metrics);
+        this.fetcher = RepoFetcher.live(http, policy, DEADLINE, metrics, null, maxCarBytes);
+        this.pinned = RepoFetcher.live(http, policy, DEADLINE, metrics, new PinnedHttp(policy)::open, maxCarBytes);
     }
 
     Replacement fetch(String did) throws InterruptedException {
@@ -73,11 +85,12 @@ final class ResyncFetcher {
         if (base == null) {
             return Replacement.failed(false, "pds_refused");
         }
-        Replacement r = replacement(fetcher.fetch(base, did, true, key(doc)));
+        RepoFetcher via = pdsRoute.apply(doc.pdsEndpoint()).equals(doc.pdsEndpoint()) ? pinned : fetcher;
+        Replacement r = replacement(via.fetch(base, did, true, key(doc)));
         if (verify && "bad_signature".equals(r.error()) && !fresh) {
             IdentityResolver.Fetched f = identities.fetch(did);
             if (f.doc() != null && f.doc().signingKey() != null) {
-                r = replacement(fetcher.fetch(base, did, true, key(f.doc())));
+                r = replacement(via.fetch(base, did, true, key(f.doc())));
             }
         }
         return r;

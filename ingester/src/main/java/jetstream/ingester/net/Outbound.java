@@ -41,8 +41,8 @@ public final class Outbound {
     public static final String TOO_LARGE = "body_too_large";
     public static final String IO = "io";
 
-    /** Cap on one repository CAR (getRepo, backfill and live resyncs alike). */
-    public static final long MAX_CAR_BYTES = 512L << 20;
+    /** Default cap on one repository CAR (getRepo, backfill and live resyncs alike): {@code JETSTREAM_MAX_CAR_BYTES}. */
+    public static final long DEFAULT_MAX_CAR_BYTES = 512L << 20;
 
     /** A named outbound failure. */
     public static final class Failure extends IOException {
@@ -69,6 +69,12 @@ public final class Outbound {
         public void close() throws IOException {
             body.close();
         }
+    }
+
+    /** How a GET is sent: {@link #open} on a client, or {@link PinnedHttp#open} to a checked address. */
+    @FunctionalInterface
+    public interface Transport {
+        Response open(URI uri, Duration deadline, long maxBytes) throws IOException, InterruptedException;
     }
 
     /** A buffered answer: status, headers and body, or a failure ({@code status} -1) named by {@code error}. */
@@ -166,7 +172,7 @@ public final class Outbound {
      * A body subscriber exposed as an InputStream: one chunk list in hand at a time, a cap on the
      * total (declared or actual) and the exchange's deadline on every read.
      */
-    private static final class Body extends InputStream implements HttpResponse.BodySubscriber<InputStream> {
+    private static final class Body extends BlockReadInput implements HttpResponse.BodySubscriber<InputStream> {
         private static final Object END = new Object();
         private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
         private final long max;
@@ -208,12 +214,6 @@ public final class Outbound {
         @Override
         public void onComplete() {
             queue.add(END);
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

@@ -14,6 +14,13 @@ public final class MetaKeys {
     public static final String SEQ_NEXT = "seq/next";
     /** Next seq of the bootstrap live-capture tree {@code backfill/live_segments}: 8 bytes u64 LE. */
     public static final String LIVE_SEGMENTS_SEQ_NEXT = "live_segments/seq/next";
+    /**
+     * The witnessed_at (unix µs) of the last row of a durable block of {@code data/segments}: {@code 0x01} + u64 LE,
+     * the floor the writer clamps to after a restart (an extension of facts §4.1).
+     */
+    public static final String WITNESSED_AT = "seq/witnessed_at";
+    /** {@link #WITNESSED_AT} of the bootstrap live-capture tree. */
+    public static final String LIVE_SEGMENTS_WITNESSED_AT = "live_segments/seq/witnessed_at";
     /** Exclusive end of the steady writer's durable seq lease: 8 bytes u64 LE (same encoding as seq/next). */
     public static final String SEQ_MAX_RESERVED = "seq/max_reserved";
     /** {@code seq/gap/<8-byte BE start>} → {@code 0x01, reason u8, end u64 LE}. */

@@ -48,17 +48,20 @@ public final class SteadyWriter implements AutoCloseable {
     /** The two segment trees of the data directory (facts §10.1). */
     public enum Tree {
         /** {@code data/segments}: the archive, served; seq lease, readable log, feed. */
-        SEGMENTS("segments", MetaKeys.SEQ_NEXT, "steady-writer"),
+        SEGMENTS("segments", MetaKeys.SEQ_NEXT, MetaKeys.WITNESSED_AT, "steady-writer"),
         /** {@code data/backfill/live_segments}: the live tail captured during bootstrap, merged later. */
-        LIVE_CAPTURE("backfill/live_segments", MetaKeys.LIVE_SEGMENTS_SEQ_NEXT, "live-capture-writer");
+        LIVE_CAPTURE("backfill/live_segments", MetaKeys.LIVE_SEGMENTS_SEQ_NEXT, MetaKeys.LIVE_SEGMENTS_WITNESSED_AT,
+                "live-capture-writer");
 
         private final String dir;
         private final String seqKey;
+        private final String witnessedKey;
         private final String thread;
 
-        Tree(String dir, String seqKey, String thread) {
+        Tree(String dir, String seqKey, String witnessedKey, String thread) {
             this.dir = dir;
             this.seqKey = seqKey;
+            this.witnessedKey = witnessedKey;
             this.thread = thread;
         }
 
@@ -114,7 +117,10 @@ public final class SteadyWriter implements AutoCloseable {
     private final Path dataDir;
     private volatile boolean running = true;
     private volatile IndexedAtRules indexedAtRules;
-    /** The witnessed_at of the last append (writer thread only): appends never stamp an earlier one. */
+    /**
+     * The witnessed_at of the last append (writer thread only): appends never stamp an earlier one.
+     * Durable with every block, so a clock that stepped back across a restart is clamped too.
+     */
     private long lastWitnessedAt;
     private volatile java.util.function.LongSupplier clockMicros = () -> System.currentTimeMillis() * 1000;
     private final io.micrometer.core.instrument.Counter witnessedClamped;
@@ -131,6 +137,7 @@ public final class SteadyWriter implements AutoCloseable {
         this.witnessedClamped = metrics.registry().counter("jetstream_ingest_witnessed_clamped_total");
         this.onFatal = onFatal;
         this.queueBudget = new ByteBudget(queueBytes);
+        this.lastWitnessedAt = Math.max(0, MetaKeys.readVersionedU64le(tree.witnessedKey, store.get(tree.witnessedKey)));
         Path segDir = tree.dir(dataDir);
         createDurably(io, dataDir, segDir);
         SegmentWriter.Listener listener = new SegmentWriter.Listener() {
@@ -493,6 +500,7 @@ public final class SteadyWriter implements AutoCloseable {
             } else {
                 captureSeq.stageBlock(b, maxSeq);
             }
+            b.put(tree.witnessedKey, MetaKeys.versionedU64le(lastWitnessedAt));
             stageInto(b);
             b.commit();
         }

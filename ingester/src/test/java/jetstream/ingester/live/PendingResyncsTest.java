@@ -23,11 +23,12 @@ class PendingResyncsTest {
     @Test
     void heldEventsComeBackInArrivalOrderAfterARestart(@TempDir Path dir) {
         try (MetaStore store = MetaStore.open(dir)) {
-            PendingResyncs p = new PendingResyncs(10, 1 << 20);
+            PendingResyncs p = new PendingResyncs(10, 1 << 20, 1 << 20);
             Map<String, byte[]> stage = new HashMap<>();
-            assertTrue(p.begin(A, stage));
-            assertFalse(p.begin(A, stage), "one pending resync per DID");
-            assertTrue(p.begin(B, stage));
+            assertEquals(PendingResyncs.Begin.BEGUN, p.begin(A, PendingResyncs.Cause.CHAIN_BREAK, null, stage));
+            assertEquals(PendingResyncs.Begin.ALREADY, p.begin(A, PendingResyncs.Cause.CHAIN_BREAK, null, stage),
+                    "one pending resync per DID");
+            assertEquals(PendingResyncs.Begin.BEGUN, p.begin(B, PendingResyncs.Cause.CHAIN_BREAK, null, stage));
             // seq 9 sorts after 10 as text; the fixed-width key keeps numeric order
             assertTrue(p.hold(A, 9, new byte[] {1}, stage));
             assertTrue(p.hold(A, 10, new byte[] {2, 2}, stage));
@@ -35,7 +36,7 @@ class PendingResyncsTest {
             assertThrows(IllegalStateException.class, () -> p.hold("did:plc:other", 12, new byte[1], new HashMap<>()));
             commit(store, stage);
 
-            PendingResyncs r = PendingResyncs.recover(store, 10, 1 << 20);
+            PendingResyncs r = PendingResyncs.recover(store, 10, 1 << 20, 1 << 20);
             assertEquals(List.of(A, B), List.copyOf(r.dids()));
             assertEquals(3, r.heldCount());
             Map<String, byte[]> end = new HashMap<>();
@@ -48,16 +49,16 @@ class PendingResyncsTest {
             commit(store, end);
             assertNull(store.get(PendingResyncs.RESYNC_PREFIX + A));
             assertEquals(1, store.page(PendingResyncs.HELD_PREFIX, null, 10_000).size());
-            assertEquals(List.of(B), List.copyOf(PendingResyncs.recover(store, 10, 1 << 20).dids()));
+            assertEquals(List.of(B), List.copyOf(PendingResyncs.recover(store, 10, 1 << 20, 1 << 20).dids()));
         }
     }
 
     @Test
     void holdsAreBoundedPerDidAndInBytes() {
-        PendingResyncs p = new PendingResyncs(2, 10);
+        PendingResyncs p = new PendingResyncs(2, 10, 1 << 20);
         Map<String, byte[]> stage = new HashMap<>();
-        p.begin(A, stage);
-        p.begin(B, stage);
+        p.begin(A, PendingResyncs.Cause.CHAIN_BREAK, null, stage);
+        p.begin(B, PendingResyncs.Cause.CHAIN_BREAK, null, stage);
         assertTrue(p.hold(A, 1, new byte[4], stage));
         assertTrue(p.hold(A, 2, new byte[4], stage));
         assertFalse(p.hold(A, 3, new byte[1], stage), "per-DID bound");
@@ -68,16 +69,41 @@ class PendingResyncsTest {
     }
 
     @Test
+    void pendingMarkersAreBoundedInBytes(@TempDir Path dir) {
+        long one = PendingResyncs.MARKER_OVERHEAD + A.length();
+        PendingResyncs p = new PendingResyncs(10, 1 << 20, 2 * one + 1);
+        Map<String, byte[]> stage = new HashMap<>();
+        String c = "did:plc:cccccccccccccccccccccccc";
+        assertEquals(PendingResyncs.Begin.BEGUN, p.begin(A, PendingResyncs.Cause.IDENTITY, null, stage));
+        assertEquals(PendingResyncs.Begin.BEGUN, p.begin(c, PendingResyncs.Cause.IDENTITY, null, stage));
+        assertEquals(PendingResyncs.Begin.FULL, p.begin("did:plc:dddddddddddddddddddddddd", PendingResyncs.Cause.IDENTITY,
+                null, stage), "a third waiting DID does not fit");
+        assertEquals(PendingResyncs.Begin.FULL, p.begin(B, PendingResyncs.Cause.SYNC, new byte[100], stage),
+                "a #sync frame counts too");
+        assertFalse(stage.containsKey(PendingResyncs.RESYNC_PREFIX + B), "a refused DID stages nothing");
+        assertEquals(2, p.dids().size());
+        p.finish(A, stage);
+        assertEquals(PendingResyncs.Begin.BEGUN, p.begin("did:plc:dddddddddddddddddddddddd", PendingResyncs.Cause.IDENTITY,
+                null, stage), "finishing frees the marker's bytes");
+        try (MetaStore store = MetaStore.open(dir)) {
+            commit(store, stage);
+            PendingResyncs r = PendingResyncs.recover(store, 10, 1 << 20, one);
+            assertEquals(2, r.dids().size(), "markers of a previous run are kept even past a smaller bound");
+            assertEquals(PendingResyncs.Begin.FULL, r.begin(A, PendingResyncs.Cause.CHAIN_BREAK, null, new HashMap<>()));
+        }
+    }
+
+    @Test
     void damagedEntriesFailLoudly(@TempDir Path dir) {
         try (MetaStore store = MetaStore.open(dir)) {
             commit(store, Map.of(PendingResyncs.heldKey(A, 1), new byte[] {1, 7}));
-            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100), "held without a marker");
+            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100, 1 << 20), "held without a marker");
             commit(store, Map.of(PendingResyncs.RESYNC_PREFIX + A, new byte[] {2}));
-            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100), "unknown marker version");
+            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100, 1 << 20), "unknown marker version");
             commit(store, Map.of(PendingResyncs.RESYNC_PREFIX + A, new byte[] {1}));
-            assertEquals(1, PendingResyncs.recover(store, 10, 100).heldCount());
+            assertEquals(1, PendingResyncs.recover(store, 10, 100, 1 << 20).heldCount());
             commit(store, Map.of(PendingResyncs.HELD_PREFIX + A + "/12", new byte[] {1}));
-            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100), "malformed seq");
+            assertThrows(IllegalStateException.class, () -> PendingResyncs.recover(store, 10, 100, 1 << 20), "malformed seq");
         }
     }
 

@@ -133,4 +133,23 @@ class ResyncFetcherTest {
             assertTrue(pdsHits.get() >= 3);
         }
     }
+
+    @Test
+    void theCarCapIsASetting() throws Exception {
+        String did = sim.truth().dids().get(0);
+        int size = get(sim.url() + "/xrpc/com.atproto.sync.getRepo?did=" + did).length;
+        try (MetaStore store = MetaStore.open(dir)) {
+            documents = d -> document(d, d, "https://pds.example.com");
+            IdentityResolver ids = new IdentityResolver(http, local(), store, Duration.ofHours(24));
+            jetstream.ingester.IngestMetrics metrics =
+                    new jetstream.ingester.IngestMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+            UnaryOperator<String> route = e -> local();
+            ResyncFetcher.Replacement capped =
+                    new ResyncFetcher(http, ids, route, new HostnamePolicy(false), true, metrics, size - 1).fetch(did);
+            assertEquals("body_too_large", capped.error(), "a CAR one byte over the configured cap");
+            ResyncFetcher.Replacement fits =
+                    new ResyncFetcher(http, ids, route, new HostnamePolicy(false), true, metrics, size).fetch(did);
+            assertNotNull(fits.rows(), "a CAR at the cap: " + fits.error());
+        }
+    }
 }

@@ -47,6 +47,32 @@ class WitnessedClockTest {
         assertEquals(1, registry.counter("jetstream_ingest_witnessed_clamped_total").count(), "one submission was clamped");
     }
 
+    @Test
+    void theClampHoldsAcrossARestart(@TempDir Path data) throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (MetaStore store = MetaStore.open(data)) {
+            SteadyWriter w = open(data, store, registry);
+            w.clock(() -> 1_000_000_000L);
+            w.submit(new SteadyWriter.Submission(rows(2, "a"), Map.of(), null));
+            w.close();
+        }
+        try (MetaStore store = MetaStore.open(data)) {
+            // restarted while the wall clock is behind the last durable row
+            SteadyWriter w = open(data, store, registry);
+            w.clock(() -> 400_000_000L);
+            w.submit(new SteadyWriter.Submission(rows(1, "b"), Map.of(), null));
+            w.close();
+        }
+        List<Long> witnessed = ArchiveScan.events(data).stream().map(FeedFrame.Event::witnessedAt).toList();
+        assertEquals(List.of(1_000_000_000L, 1_000_000_000L, 1_000_000_000L), witnessed);
+        assertEquals(1, registry.counter("jetstream_ingest_witnessed_clamped_total").count());
+    }
+
+    private static SteadyWriter open(Path data, MetaStore store, SimpleMeterRegistry registry) throws Exception {
+        return SteadyWriter.open(data, store, new SegmentWriter.Config(1000, 1 << 20, Duration.ZERO), SegmentIO.PRODUCTION,
+                1000, 1 << 20, () -> { }, new IngestMetrics(registry), t -> { });
+    }
+
     private static List<ArchiveRow> rows(int n, String tag) {
         List<ArchiveRow> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
