@@ -2,44 +2,18 @@ package jetstream.gateway;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.vertx.core.Vertx;
 
 /**
  * Upgrades resolve their cursors on the catalog's last snapshot: no rescan (which opens every segment
  * header under the catalog's lock) runs on the event loop for an upgrade, with or without a cursor.
  */
 @QuarkusTest
-class CatalogOffEventLoopTest {
-    @TestHTTPResource("/")
-    URI base;
-    @Inject
-    Gateway gateway;
-    @Inject
-    Vertx vertx;
-
-    private final List<Ws> open = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        Fixture.install(gateway);
-    }
-
-    @AfterEach
-    void tearDown() {
-        open.forEach(Ws::close);
-    }
+class CatalogOffEventLoopTest extends FixtureTestBase {
 
     @Test
     void upgradesWithCursorsDoNotRescanTheSegmentDirectory() throws Exception {

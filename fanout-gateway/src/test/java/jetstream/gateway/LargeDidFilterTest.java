@@ -5,22 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.UpgradeRejectedException;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.filter.V1Params;
@@ -28,26 +23,13 @@ import jetstream.filter.V2Params;
 
 /** 10,000 DIDs, the limit, work in the URL (v1, v2) and in an options_update; 10,001 are refused. */
 @QuarkusTest
-class LargeDidFilterTest {
-    @TestHTTPResource("/")
-    URI base;
-    @Inject
-    Gateway gateway;
-    @Inject
-    Vertx vertx;
+class LargeDidFilterTest extends FixtureTestBase {
 
-    private final List<Ws> open = new ArrayList<>();
     private long nextLive;
 
     @BeforeEach
     void setUp() {
-        Fixture.install(gateway);
         nextLive = Fixture.ARCHIVED + Fixture.RING_ONLY + 1;
-    }
-
-    @AfterEach
-    void tearDown() {
-        open.forEach(Ws::close);
     }
 
     /** {@code n} distinct DIDs; the last few are the ones the fixture's events use, so something matches. */

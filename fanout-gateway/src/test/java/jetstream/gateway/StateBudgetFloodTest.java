@@ -24,16 +24,13 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.UpgradeRejectedException;
 
 /**
@@ -44,7 +41,7 @@ import io.vertx.core.http.UpgradeRejectedException;
  */
 @QuarkusTest
 @TestProfile(StateBudgetFloodTest.SmallBudget.class)
-class StateBudgetFloodTest {
+class StateBudgetFloodTest extends FixtureTestBase {
     static final long BUDGET = 16L << 20;
     static final int FLOOD = 48;
 
@@ -55,30 +52,16 @@ class StateBudgetFloodTest {
         }
     }
 
-    @TestHTTPResource("/")
-    URI base;
-    @Inject
-    Gateway gateway;
-    @Inject
-    Vertx vertx;
     @Inject
     MeterRegistry registry;
 
-    private final List<Ws> open = Collections.synchronizedList(new ArrayList<>());
-
     @BeforeEach
     void setUp() throws InterruptedException {
-        Fixture.install(gateway);
         // The previous test's connections give their bytes back as their closes arrive.
         for (int i = 0; i < 400 && gateway.stateBudget().used() > 0; i++) {
             Thread.sleep(25);
         }
         assertEquals(0, gateway.stateBudget().used(), "nothing held between tests");
-    }
-
-    @AfterEach
-    void tearDown() {
-        open.forEach(Ws::close);
     }
 
     private static String hostileQuery(int salt, boolean v2) {

@@ -5,47 +5,29 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
-import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.vertx.core.Vertx;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.filter.V1Params;
 import jetstream.filter.V2Params;
 
 /** The streams over real WebSocket connections: frames, filters, cursors, compression, client messages, close codes. */
 @QuarkusTest
-class StreamWireTest {
-    @TestHTTPResource("/")
-    URI base;
-    @Inject
-    Gateway gateway;
-    @Inject
-    Vertx vertx;
+class StreamWireTest extends FixtureTestBase {
 
-    private final List<Ws> open = new ArrayList<>();
     private long nextLive;
 
     @BeforeEach
     void setUp() {
-        Fixture.install(gateway);
         nextLive = Fixture.ARCHIVED + Fixture.RING_ONLY + 1;
-    }
-
-    @AfterEach
-    void tearDown() {
-        open.forEach(Ws::close);
     }
 
     private Ws connect(String uri, boolean deflate, List<String> subprotocols, byte[] dict, String... headers)

@@ -3,45 +3,20 @@ package jetstream.gateway;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutionException;
 
 import jakarta.inject.Inject;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.UpgradeRejectedException;
 
 /** With no settings at all, one client IP may hold 100 subscriptions (docs/configuration.md); the 101st gets 429. */
 @QuarkusTest
-class SubscriberDefaultsTest {
-    @TestHTTPResource("/")
-    URI base;
-    @Inject
-    Gateway gateway;
+class SubscriberDefaultsTest extends FixtureTestBase {
     @Inject
     GatewayConfig config;
-    @Inject
-    Vertx vertx;
-
-    private final List<Ws> open = new ArrayList<>();
-
-    @BeforeEach
-    void setUp() {
-        Fixture.install(gateway);
-    }
-
-    @AfterEach
-    void tearDown() {
-        open.forEach(Ws::close);
-    }
 
     @Test
     void perIpCapIsOnByDefault() throws Exception {
