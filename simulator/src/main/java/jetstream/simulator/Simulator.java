@@ -443,8 +443,11 @@ public final class Simulator implements AutoCloseable {
         }));
     }
 
-    /** The account a repo request names, or null after answering the error a PDS would. */
-    private Account repoAccount(Exchange ex, String param, int host) throws IOException {
+    /**
+     * The account a repo request names, or null after answering the error a PDS would; a refused
+     * {@code download} (getRepo) of an inactive account is recorded for ground truth.
+     */
+    private Account repoAccount(Exchange ex, String param, int host, boolean download) throws IOException {
         String did = ex.param(param);
         if (did == null || did.isEmpty()) {
             badRequest(ex, "InvalidRequest", "Error: Params must have the property \"" + param + "\"");
@@ -467,7 +470,7 @@ public final class Simulator implements AutoCloseable {
             ex.send(404, "application/json", Json.error("RepoNotFound", "Could not find repo for DID: " + did));
             return null;
         }
-        if (("deactivated".equals(status) || "takendown".equals(status)) && ex.path().endsWith(".getRepo")) {
+        if (("deactivated".equals(status) || "takendown".equals(status)) && download) {
             downloadRefused.add(a.did);
         }
         if ("deactivated".equals(status)) {
@@ -482,7 +485,7 @@ public final class Simulator implements AutoCloseable {
     }
 
     private void getRepo(Exchange ex, int host) throws IOException {
-        Account a = repoAccount(ex, "did", host);
+        Account a = repoAccount(ex, "did", host, true);
         if (a == null) {
             return;
         }
@@ -544,7 +547,7 @@ public final class Simulator implements AutoCloseable {
     }
 
     private void getLatestCommit(Exchange ex, int host) throws IOException {
-        Account a = repoAccount(ex, "did", host);
+        Account a = repoAccount(ex, "did", host, false);
         if (a != null) {
             Object[] head = world.head(a);
             ex.send(200, "application/json", Json.object(g -> {
@@ -555,7 +558,7 @@ public final class Simulator implements AutoCloseable {
     }
 
     private void getRecord(Exchange ex, int host) throws IOException {
-        Account a = repoAccount(ex, "repo", host);
+        Account a = repoAccount(ex, "repo", host, false);
         if (a == null) {
             return;
         }
