@@ -21,7 +21,9 @@ public final class SegmentException extends RuntimeException {
         CHECKSUM_MISMATCH,
         INVALID_FOOTER,
         INVALID_BLOCK_INDEX,
-        BLOCK_OUT_OF_RANGE
+        BLOCK_OUT_OF_RANGE,
+        /** Another writer (in this or another process) holds the segment file or replaced its directory. */
+        WRITER_CONFLICT
     }
 
     private final Type type;

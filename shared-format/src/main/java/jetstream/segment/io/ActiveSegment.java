@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockFraming;
@@ -19,7 +21,9 @@ import jetstream.segment.ZstdFrames;
  * One active segment file open for appending (facts §1.3): the {@code jss0} header region, then
  * length-prefixed zstd block frames, each written with one positional write and fsynced. A failed
  * write or fsync latches: the file is unusable afterwards, so a block is never written twice.
- * Not thread-safe.
+ * The open file holds an exclusive lock, so a second writer (another process left running on the
+ * same data directory, or a second writer in this one) fails loud instead of interleaving blocks at
+ * offsets it computed from its own view of the file. Not thread-safe.
  */
 public final class ActiveSegment implements Closeable {
     static final int HEADER_SIZE = SegmentLimits.HEADER_SIZE;
@@ -72,6 +76,15 @@ public final class ActiveSegment implements Closeable {
             throw new SegmentPersistenceException("creating", path, e);
         }
         try {
+            lockExclusively(ch, path);
+        } catch (IOException e) {
+            closeQuietly(ch, e);
+            throw new SegmentPersistenceException("locking", path, e);
+        } catch (RuntimeException e) {
+            closeQuietly(ch, e);
+            throw e;
+        }
+        try {
             io.write(ch, path, ByteBuffer.wrap(SegmentHeader.activeHeaderBytes()), 0);
             io.fsync(ch, path);
             io.fsyncDirectory(parent(path));
@@ -113,6 +126,7 @@ public final class ActiveSegment implements Closeable {
 
     private static ActiveSegment resume(SegmentIO io, Path path, FileChannel ch, ZstdFrames zstd) {
         try {
+            lockExclusively(ch, path);
             long fileSize = ch.size();
             boolean headerCompleted = false;
             if (fileSize < HEADER_SIZE) {
@@ -175,6 +189,23 @@ public final class ActiveSegment implements Closeable {
             return seg;
         } catch (IOException e) {
             throw new SegmentPersistenceException("recovering", path, e);
+        }
+    }
+
+    /**
+     * Takes the file's exclusive lock (released when the channel closes). A writer that does not get
+     * it must not append: the holder's blocks and its own would land at overlapping offsets.
+     */
+    private static void lockExclusively(FileChannel ch, Path path) throws IOException {
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        }
+        if (lock == null) {
+            throw new SegmentException(SegmentException.Type.WRITER_CONFLICT, path + " is held by another writer"
+                    + " (a second process on this data directory, or a second writer in this one); refusing to append");
         }
     }
 
@@ -279,14 +310,30 @@ public final class ActiveSegment implements Closeable {
         int frameLen = zstd.compress(body, 0, bodyLen, framed, SegmentLimits.FRAME_PREFIX_SIZE);
         ByteBuffer out = ByteBuffer.wrap(framed, 0, SegmentLimits.FRAME_PREFIX_SIZE + frameLen).order(ByteOrder.LITTLE_ENDIAN);
         out.putLong(0, frameLen);
+        long end = size + SegmentLimits.FRAME_PREFIX_SIZE + frameLen;
         try {
+            requireFileEndsAt(size, "before");
             io.write(channel, path, out, size);
             io.fsync(channel, path);
+            requireFileEndsAt(end, "after");
         } catch (IOException e) {
             throw fail("appending a block to", e);
         }
-        size += SegmentLimits.FRAME_PREFIX_SIZE + frameLen;
+        size = end;
         noteBlock(rows.seq(0), rows.seq(rows.size() - 1), rows.size());
+    }
+
+    /**
+     * The file must end exactly where this writer's blocks end: anything else means bytes this
+     * writer did not write (another writer, or a file changed under it), and appending at its own
+     * offset would interleave frames. One fstat per block, next to the block's fsync.
+     */
+    private void requireFileEndsAt(long expected, String when) throws IOException {
+        long actual = channel.size();
+        if (actual != expected) {
+            throw new IOException("the file is " + actual + " bytes " + when + " appending a block, not the "
+                    + expected + " this writer wrote: another writer is appending to it");
+        }
     }
 
     SegmentPersistenceException fail(String action, IOException e) {

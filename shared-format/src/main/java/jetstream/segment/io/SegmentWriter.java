@@ -2,7 +2,10 @@ package jetstream.segment.io;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -17,7 +20,11 @@ import jetstream.segment.ZstdFrames;
  * The writer of one segment directory: buffers rows into a pending block, flushes it when it holds
  * {@code maxEventsPerBlock} rows or has been filling for {@code maxBlockAge}, and after a flush
  * seals the active file and opens the next one once its block bytes reach {@code maxSegmentBytes}.
- * Any persistence failure is fatal and latched: every later call rethrows it. Not thread-safe.
+ * Any persistence failure is fatal and latched: every later call rethrows it. The directory must
+ * stay the one opened: a writer whose directory was removed or replaced (a process left running
+ * after its data directory was deleted and recreated) stops at its next rotation or within a second
+ * of {@link #tick}s, instead of creating files in a directory another writer now owns. Not
+ * thread-safe.
  */
 public final class SegmentWriter implements Closeable {
 
@@ -65,6 +72,9 @@ public final class SegmentWriter implements Closeable {
     private final ZstdFrames zstd = new ZstdFrames();
     private final BlockBuilder pending;
     private final long maxBlockAgeNanos;
+    /** The directory's identity when opened (null where the platform has no file keys). */
+    private Object dirKey;
+    private long dirCheckedNanos;
     private ActiveSegment active;
     private long activeIndex;
     private long blockStartedNanos;
@@ -90,6 +100,8 @@ public final class SegmentWriter implements Closeable {
         SegmentWriter w = new SegmentWriter(io, dir, config, nanoClock, listener);
         try {
             w.openActive();
+            w.dirKey = directoryKey(dir);
+            w.dirCheckedNanos = nanoClock.getAsLong();
         } catch (RuntimeException e) {
             w.zstd.close();
             if (w.active != null) {
@@ -218,11 +230,39 @@ public final class SegmentWriter implements Closeable {
         return maxBlockAgeNanos > 0 && !pending.isEmpty() && nanoClock.getAsLong() - blockStartedNanos >= maxBlockAgeNanos;
     }
 
-    /** Flushes the pending block if it has been filling for at least {@code maxBlockAge}; call periodically. */
+    /**
+     * Flushes the pending block if it has been filling for at least {@code maxBlockAge}, and checks
+     * once a second that the directory is still the one opened; call periodically.
+     */
     public void tick() {
         requireUsable();
         if (blockTooOld()) {
             flush();
+        }
+        long now = nanoClock.getAsLong();
+        if (now - dirCheckedNanos >= DIRECTORY_CHECK_NANOS) {
+            dirCheckedNanos = now;
+            guard(this::requireSameDirectory);
+        }
+    }
+
+    static final long DIRECTORY_CHECK_NANOS = 1_000_000_000L;
+
+    private static Object directoryKey(Path dir) {
+        try {
+            return Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            throw new SegmentPersistenceException("checking the directory", dir, e);
+        }
+    }
+
+    private void requireSameDirectory() {
+        if (dirKey != null && !dirKey.equals(directoryKey(dir))) {
+            throw new SegmentException(SegmentException.Type.WRITER_CONFLICT, dir + " was removed or replaced since"
+                    + " this writer opened it (its data directory deleted under a running process?); stopping so no"
+                    + " segment file is created in a directory another writer may own");
         }
     }
 
@@ -255,6 +295,7 @@ public final class SegmentWriter implements Closeable {
 
     private void rotate() {
         sealActive();
+        requireSameDirectory();
         activeIndex++;
         active = ActiveSegment.create(io, dir.resolve(SegmentName.format(activeIndex)));
     }
