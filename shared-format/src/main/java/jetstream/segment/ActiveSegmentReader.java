@@ -2,12 +2,14 @@ package jetstream.segment;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 
 /**
  * Reads an active (unsealed) segment up to its last complete block without modifying it: the file
- * may be growing or have a torn tail from a crash. A complete frame that fails to decode is corrupt
- * (facts §1.3: only an incomplete tail is tolerated).
+ * may be growing, have a torn tail from a crash, or end in the footer of a seal a crash interrupted
+ * before its header was written (the blocks before it are read, as the writer's resume keeps them).
+ * A complete frame that fails to decode is corrupt (facts §1.3: only an incomplete tail is tolerated).
  */
 public final class ActiveSegmentReader {
     private final ByteBuffer file;
@@ -40,7 +42,22 @@ public final class ActiveSegmentReader {
         if (SegmentHeader.storedChecksum(hb, 0) != 0) {
             throw new SegmentException(SegmentException.Type.SEGMENT_SEALED, "segment is sealed");
         }
-        return new ActiveSegmentReader(f, BlockFraming.scan(f, f.limit()));
+        return new ActiveSegmentReader(f, withoutInterruptedSeal(f, BlockFraming.scan(f, f.limit())));
+    }
+
+    private static BlockFraming.Scan withoutInterruptedSeal(ByteBuffer f, BlockFraming.Scan walk) {
+        ByteBuffer le = f.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < walk.blockCount(); i++) {
+            int frame = (int) walk.offsets()[i] + SegmentLimits.FRAME_PREFIX_SIZE;
+            if (walk.frameLengths()[i] >= 4 && BlockFraming.isZstdMagic(le.getInt(frame))) {
+                continue;
+            }
+            int present = BlockFraming.sealFooterEntriesPresent(walk, i);
+            if (BlockFraming.matchesBlockIndex(walk, le.duplicate().position((int) walk.offsets()[i]), present)) {
+                return walk.cutAt(i);
+            }
+        }
+        return walk;
     }
 
     public int blockCount() {

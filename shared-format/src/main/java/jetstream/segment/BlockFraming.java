@@ -26,6 +26,45 @@ public final class BlockFraming {
         public boolean hasTornTail() {
             return lastGoodOffset < fileSize;
         }
+
+        /** The walk without frame {@code at} and those after it (they belong to an interrupted seal's footer). */
+        public Scan cutAt(int at) {
+            return new Scan(Arrays.copyOf(offsets, at), Arrays.copyOf(frameLengths, at), offsets[at], fileSize);
+        }
+    }
+
+    private static final int ZSTD_MAGIC = 0xFD2FB528;
+
+    /** Whether a frame's first four bytes, read little-endian, are the zstd magic. */
+    public static boolean isZstdMagic(int firstFourLe) {
+        return firstFourLe == ZSTD_MAGIC;
+    }
+
+    /**
+     * A seal writes the footer before the header, so a crash between them leaves a (possibly partly
+     * written) footer after the blocks of a still-active file. Its block index starts with entry 0,
+     * whose offset (256) reads as a length prefix, so the walk takes it for frame {@code at}. This is
+     * how many of its index entries lie inside the file: each must then match the frames walked
+     * before it ({@link #matchesBlockIndex}); a complete 256-byte "frame" always holds at least five.
+     */
+    public static int sealFooterEntriesPresent(Scan walk, int at) {
+        return (int) Math.min(at, (walk.fileSize() - walk.offsets()[at]) / BlockIndexEntry.SIZE);
+    }
+
+    /** Whether {@code present} index entries read from frame {@code at}'s offset name exactly the frames before it. */
+    public static boolean matchesBlockIndex(Scan walk, ByteBuffer entries, int present) {
+        if (present == 0) {
+            return false;
+        }
+        ByteBuffer le = entries.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int base = le.position();
+        for (int j = 0; j < present; j++) {
+            int e = base + j * BlockIndexEntry.SIZE;
+            if (le.getLong(e) != walk.offsets()[j] || Integer.toUnsignedLong(le.getInt(e + 8)) != walk.frameLengths()[j]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Walks frames in {@code file[256, end)}. */

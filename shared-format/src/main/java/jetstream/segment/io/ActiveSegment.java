@@ -27,7 +27,6 @@ import jetstream.segment.ZstdFrames;
  */
 public final class ActiveSegment implements Closeable {
     static final int HEADER_SIZE = SegmentLimits.HEADER_SIZE;
-    private static final int ZSTD_MAGIC = 0xFD2FB528;
     private static final int INDEX_ENTRY_SIZE = BlockIndexEntry.SIZE;
 
     private final SegmentIO io;
@@ -158,7 +157,7 @@ public final class ActiveSegment implements Closeable {
                 }
                 ByteBuffer dst = ByteBuffer.wrap(frame, 0, (int) len);
                 Channels.readFully(ch, dst, walk.offsets()[i] + SegmentLimits.FRAME_PREFIX_SIZE);
-                if (!startsWithZstdMagic(frame, (int) len) && isInterruptedSealFooter(ch, walk, i, fileSize)) {
+                if (!startsWithZstdMagic(frame, (int) len) && isInterruptedSealFooter(ch, walk, i)) {
                     cut = walk.offsets()[i];
                     interruptedSeal = true;
                     break;
@@ -225,32 +224,19 @@ public final class ActiveSegment implements Closeable {
         io.fsync(ch, path);
     }
 
-    /**
-     * A seal writes the footer before the header, so a crash between them leaves a (possibly partly
-     * written) footer after the blocks of a still-active file. Its block index starts with entry 0,
-     * whose offset (256) reads as a length prefix; it is recognised by every entry present matching
-     * the frames walked before it (a complete 256-byte "frame" always holds at least five).
-     */
-    private static boolean isInterruptedSealFooter(FileChannel ch, BlockFraming.Scan walk, int at, long fileSize)
-            throws IOException {
-        long start = walk.offsets()[at];
-        int present = (int) Math.min(at, (fileSize - start) / INDEX_ENTRY_SIZE);
+    /** Whether walked frame {@code at} is the start of a footer left by an interrupted seal. */
+    private static boolean isInterruptedSealFooter(FileChannel ch, BlockFraming.Scan walk, int at) throws IOException {
+        int present = BlockFraming.sealFooterEntriesPresent(walk, at);
         if (present == 0) {
             return false;
         }
-        ByteBuffer entries = ByteBuffer.allocate(present * INDEX_ENTRY_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        Channels.readFully(ch, entries, start);
-        for (int j = 0; j < present; j++) {
-            int e = j * INDEX_ENTRY_SIZE;
-            if (entries.getLong(e) != walk.offsets()[j] || Integer.toUnsignedLong(entries.getInt(e + 8)) != walk.frameLengths()[j]) {
-                return false;
-            }
-        }
-        return true;
+        ByteBuffer entries = ByteBuffer.allocate(present * INDEX_ENTRY_SIZE);
+        Channels.readFully(ch, entries, walk.offsets()[at]);
+        return BlockFraming.matchesBlockIndex(walk, entries.flip(), present);
     }
 
     private static boolean startsWithZstdMagic(byte[] frame, int len) {
-        return len >= 4 && ByteBuffer.wrap(frame, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt() == ZSTD_MAGIC;
+        return len >= 4 && BlockFraming.isZstdMagic(ByteBuffer.wrap(frame, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt());
     }
 
     private static SegmentException corrupt(Path path, int block, long offset, String why) {

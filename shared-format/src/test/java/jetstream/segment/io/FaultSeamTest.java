@@ -67,18 +67,18 @@ class FaultSeamTest {
                 durable.add(maxSeq);
             }
         });
-        long seq = Math.max(firstSeq, w.lastSeq() + 1);
-        while (w.activeIndex() < 4) {
+        // closed even after the fault, as the process exit would: the active file's lock goes with it
+        try (w) {
+            long seq = Math.max(firstSeq, w.lastSeq() + 1);
+            while (w.activeIndex() < 4) {
+                Rows.append(w, seq++);
+            }
             Rows.append(w, seq++);
-        }
-        Rows.append(w, seq++);
-        w.forceRotate();
-        try {
-            w.close();
+            w.forceRotate();
+            return seq;
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        return seq;
     }
 
     @Test

@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
@@ -172,6 +174,7 @@ class SegmentSealerTest {
             ch.write(ByteBuffer.wrap(footer.footerBytes()), active.length);
         }
         assertTrue(Files.size(p) > active.length);
+        assertEquals(Scan.range(1, 30), readerSeqs(p), "a reader of the active file stops at the footer too");
         try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
             ActiveSegment.ResumeReport r = seg.resumeReport();
             assertTrue(r.interruptedSeal());
@@ -184,7 +187,21 @@ class SegmentSealerTest {
         assertEquals(Scan.range(1, 30), Scan.seqs(p, SegmentFiles.footerOffset(p)));
     }
 
-    /** Any cut of a footer left by an interrupted seal resumes to exactly the blocks. */
+    /** Every row an {@link ActiveSegmentReader} reads from the file as it is (nothing cut). */
+    private List<Long> readerSeqs(Path p) throws Exception {
+        ActiveSegmentReader r = ActiveSegmentReader.open(p);
+        BlockView view = new BlockView();
+        List<Long> out = new java.util.ArrayList<>();
+        for (int b = 0; b < r.blockCount(); b++) {
+            r.block(b, view, zstd);
+            for (int i = 0; i < view.size(); i++) {
+                out.add(view.seq(i));
+            }
+        }
+        return out;
+    }
+
+    /** Any cut of a footer left by an interrupted seal resumes (and reads) as exactly the blocks. */
     @Test
     void everyTruncationOfAnInterruptedSealFooterResumes() throws Exception {
         everyFooterCut(3, 10, Integer.MAX_VALUE);
@@ -215,6 +232,7 @@ class SegmentSealerTest {
                 ch.truncate(active.length);
                 ch.write(ByteBuffer.wrap(footer, 0, cut), active.length);
             }
+            assertEquals((long) blocks * rowsPerBlock, readerSeqs(p).size(), blocks + " blocks, cut " + cut);
             try (ActiveSegment seg = ActiveSegment.resume(NoSyncIO.INSTANCE, p, zstd)) {
                 assertEquals(active.length, seg.size(), blocks + " blocks, cut " + cut);
                 assertEquals((long) blocks * rowsPerBlock, seg.eventCount(), "cut " + cut);
