@@ -14,6 +14,7 @@ import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SegmentTree;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockView;
@@ -57,7 +58,7 @@ public final class Merger {
 
     public Merger(Path dataDir, MetaStore store, SteadyWriter archive, MergeRepos repos, OrchestratorMetrics metrics) {
         this.metrics = metrics;
-        if (archive.tree() != SteadyWriter.Tree.SEGMENTS) {
+        if (archive.tree() != SegmentTree.SEGMENTS) {
             throw new IllegalArgumentException("merge appends to the archive writer");
         }
         this.dataDir = dataDir;
@@ -89,7 +90,7 @@ public final class Merger {
     }
 
     public Result drain() throws IOException, InterruptedException {
-        Path captureDir = SteadyWriter.Tree.LIVE_CAPTURE.dir(dataDir);
+        Path captureDir = SegmentTree.LIVE_CAPTURE.dir(dataDir);
         long cursor = MetaKeys.readVersionedU64le(MetaKeys.MERGE_NEXT_SOURCE_IDX, store.get(MetaKeys.MERGE_NEXT_SOURCE_IDX));
         long base = MetaKeys.readVersionedU64le(MetaKeys.MERGE_SOURCE_BASE_SEQ, store.get(MetaKeys.MERGE_SOURCE_BASE_SEQ));
         if (cursor < 0 || base < 0) {
@@ -244,7 +245,7 @@ public final class Merger {
     private long durableRowsFrom(long base) throws IOException {
         long[] n = {0};
         try (ZstdFrames zstd = new ZstdFrames()) {
-            List<SegmentName.Entry> files = SegmentName.scan(SteadyWriter.Tree.SEGMENTS.dir(dataDir));
+            List<SegmentName.Entry> files = SegmentName.scan(SegmentTree.SEGMENTS.dir(dataDir));
             for (int k = files.size() - 1; k >= 0; k--) {
                 Path p = files.get(k).path();
                 boolean older = false;

@@ -18,6 +18,7 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.live.LiveConsumer;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SegmentTree;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentReader;
@@ -233,7 +234,7 @@ public final class PhaseMachine implements AutoCloseable {
 
     /** A crash between {@code phase=merging} and the capture's seal leaves its newest file active: seal it now. */
     private void sealTrailingCapture() throws IOException {
-        Path dir = SteadyWriter.Tree.LIVE_CAPTURE.dir(p.dataDir());
+        Path dir = SegmentTree.LIVE_CAPTURE.dir(p.dataDir());
         if (!Files.isDirectory(dir)) {
             return;
         }

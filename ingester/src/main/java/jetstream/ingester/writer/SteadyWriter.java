@@ -5,11 +5,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,7 +29,7 @@ import jetstream.segment.io.SegmentWriter;
 
 /**
  * The writer of one segment tree, shared by several producers through a bounded queue and run on
- * its own thread (spec §4.3). Two trees exist ({@link Tree}): {@code data/segments} (the archive:
+ * its own thread (spec §4.3). Two trees exist ({@link SegmentTree}): {@code data/segments} (the archive:
  * seq from the {@link SeqLease} inside the durable lease, every row's encoded event frame into the
  * {@link ReadableLog} that the feed serves) and, during bootstrap only,
  * {@code data/backfill/live_segments} (the live capture: its own counter
@@ -44,36 +41,6 @@ import jetstream.segment.io.SegmentWriter;
  * {@code onFatal}: the process must exit.
  */
 public final class SteadyWriter implements AutoCloseable {
-
-    /** The two segment trees of the data directory (facts §10.1). */
-    public enum Tree {
-        /** {@code data/segments}: the archive, served; seq lease, readable log, feed. */
-        SEGMENTS("segments", MetaKeys.SEQ_NEXT, MetaKeys.WITNESSED_AT, "steady-writer"),
-        /** {@code data/backfill/live_segments}: the live tail captured during bootstrap, merged later. */
-        LIVE_CAPTURE("backfill/live_segments", MetaKeys.LIVE_SEGMENTS_SEQ_NEXT, MetaKeys.LIVE_SEGMENTS_WITNESSED_AT,
-                "live-capture-writer");
-
-        private final String dir;
-        private final String seqKey;
-        private final String witnessedKey;
-        private final String thread;
-
-        Tree(String dir, String seqKey, String witnessedKey, String thread) {
-            this.dir = dir;
-            this.seqKey = seqKey;
-            this.witnessedKey = witnessedKey;
-            this.thread = thread;
-        }
-
-        public Path dir(Path dataDir) {
-            return dataDir.resolve(dir);
-        }
-
-        /** The metadata key of the tree's next seq. */
-        public String seqKey() {
-            return seqKey;
-        }
-    }
 
     /**
      * Rows to append, in order, with metadata to commit in the durability batch of the block that
@@ -99,7 +66,7 @@ public final class SteadyWriter implements AutoCloseable {
     /** Items taken from the queue before staged metadata is committed (group commit). */
     private static final int DRAIN_PER_COMMIT = 1024;
 
-    private final Tree tree;
+    private final SegmentTree tree;
     private final MetaStore store;
     private final SegmentWriter segments;
     private final SeqLease lease;
@@ -107,10 +74,9 @@ public final class SteadyWriter implements AutoCloseable {
     private final ReadableLog log;
     private final IngestMetrics metrics;
     private final Consumer<Throwable> onFatal;
-    /** Submissions and steps; its bound is {@link #queueBudget} bytes, not a count of items. */
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    private final ByteBudget queueBudget;
-    private final Map<String, byte[]> staged = new LinkedHashMap<>();
+    /** Submissions and steps, bounded in bytes. */
+    private final WriterQueue queue;
+    private final StagedMetadata staged = new StagedMetadata();
     private final Thread thread;
     private final AtomicLong appended = new AtomicLong();
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -127,7 +93,7 @@ public final class SteadyWriter implements AutoCloseable {
     private volatile Throwable failure;
     private long sealStartNanos;
 
-    private SteadyWriter(Tree tree, Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
+    private SteadyWriter(SegmentTree tree, Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                          long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
                          Consumer<Throwable> onFatal, long queueBytes) throws IOException {
         this.tree = tree;
@@ -136,8 +102,8 @@ public final class SteadyWriter implements AutoCloseable {
         this.metrics = metrics;
         this.witnessedClamped = metrics.registry().counter("jetstream_ingest_witnessed_clamped_total");
         this.onFatal = onFatal;
-        this.queueBudget = new ByteBudget(queueBytes);
-        this.lastWitnessedAt = Math.max(0, MetaKeys.readVersionedU64le(tree.witnessedKey, store.get(tree.witnessedKey)));
+        this.queue = new WriterQueue(queueBytes);
+        this.lastWitnessedAt = Math.max(0, MetaKeys.readVersionedU64le(tree.witnessedKey(), store.get(tree.witnessedKey())));
         Path segDir = tree.dir(dataDir);
         createDurably(io, dataDir, segDir);
         SegmentWriter.Listener listener = new SegmentWriter.Listener() {
@@ -152,7 +118,7 @@ public final class SteadyWriter implements AutoCloseable {
             }
         };
         this.segments = SegmentWriter.open(io, segDir, config, System::nanoTime, listener);
-        if (tree == Tree.SEGMENTS) {
+        if (tree == SegmentTree.SEGMENTS) {
             this.lease = SeqLease.open(store, segments.lastSeq(), leaseSize);
             this.captureSeq = null;
             this.log = new ReadableLog(logBudget, lease.openFrontier(), feedWake);
@@ -168,14 +134,14 @@ public final class SteadyWriter implements AutoCloseable {
             this.captureSeq = CaptureSeq.open(store, tree.seqKey(), segments.lastSeq());
             this.log = null;
         }
-        this.thread = new Thread(this::run, tree.thread);
+        this.thread = new Thread(this::run, tree.threadName());
     }
 
     /** The archive writer of {@code data/segments} (lease, readable log). */
     public static SteadyWriter open(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                                     long leaseSize, long logBudget, Runnable feedWake, IngestMetrics metrics,
                                     Consumer<Throwable> onFatal) throws IOException {
-        SteadyWriter w = new SteadyWriter(Tree.SEGMENTS, dataDir, store, config, io, leaseSize, logBudget, feedWake,
+        SteadyWriter w = new SteadyWriter(SegmentTree.SEGMENTS, dataDir, store, config, io, leaseSize, logBudget, feedWake,
                 metrics, onFatal, QUEUE_BYTES);
         w.log.control(new FeedFrame.WriterRunning(true));
         w.thread.start();
@@ -185,7 +151,7 @@ public final class SteadyWriter implements AutoCloseable {
     /** The bootstrap live-capture writer of {@code data/backfill/live_segments} (no lease, no log). */
     public static SteadyWriter openLiveCapture(Path dataDir, MetaStore store, SegmentWriter.Config config, SegmentIO io,
                                                IngestMetrics metrics, Consumer<Throwable> onFatal) throws IOException {
-        SteadyWriter w = new SteadyWriter(Tree.LIVE_CAPTURE, dataDir, store, config, io, 1, 0, null, metrics, onFatal,
+        SteadyWriter w = new SteadyWriter(SegmentTree.LIVE_CAPTURE, dataDir, store, config, io, 1, 0, null, metrics, onFatal,
                 QUEUE_BYTES);
         w.thread.start();
         return w;
@@ -206,11 +172,11 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
-    public Tree tree() {
+    public SegmentTree tree() {
         return tree;
     }
 
-    /** The readable log; only the {@link Tree#SEGMENTS} writer has one. */
+    /** The readable log; only the {@link SegmentTree#SEGMENTS} writer has one. */
     public ReadableLog log() {
         if (log == null) {
             throw new IllegalStateException("the " + tree + " writer publishes no readable log");
@@ -218,7 +184,7 @@ public final class SteadyWriter implements AutoCloseable {
         return log;
     }
 
-    /** The seq lease; only the {@link Tree#SEGMENTS} writer has one. */
+    /** The seq lease; only the {@link SegmentTree#SEGMENTS} writer has one. */
     public SeqLease lease() {
         if (lease == null) {
             throw new IllegalStateException("the " + tree + " writer has no seq lease");
@@ -295,40 +261,11 @@ public final class SteadyWriter implements AutoCloseable {
         if (!running) {
             throw new IllegalStateException("steady writer is closed");
         }
-        long cost = cost(s);
-        while (!queueBudget.tryAcquire(cost, 100)) {
+        queue.put(s, () -> {
             if (failure != null || !running) {
                 throw new IllegalStateException("steady writer stopped", failure);
             }
-        }
-        queue.add(s);
-    }
-
-    /**
-     * Bytes a queued item holds: row payloads and fields, staged keys and values, plus a fixed
-     * overhead per row and item, so even empty submissions are bounded in number.
-     */
-    static long cost(Object o) {
-        long c = 64;
-        if (o instanceof Submission s) {
-            for (ArchiveRow r : s.rows()) {
-                c += 96 + r.payload().length() + r.did().length() + r.collection().length() + r.rkey().length()
-                        + r.rev().length();
-            }
-            for (Map.Entry<String, byte[]> e : s.stage().entrySet()) {
-                c += 48 + e.getKey().length() + (e.getValue() == null ? 0 : e.getValue().length);
-            }
-        }
-        return c;
-    }
-
-    /** Takes the next item (or null after {@code millis}) and returns its bytes to the budget. */
-    private Object take(long millis) throws InterruptedException {
-        Object o = millis > 0 ? queue.poll(millis, TimeUnit.MILLISECONDS) : queue.poll();
-        if (o != null) {
-            queueBudget.release(cost(o));
-        }
-        return o;
+        });
     }
 
     /** Stamps every row appended from now on with {@code rules} (null stops stamping). */
@@ -346,7 +283,7 @@ public final class SteadyWriter implements AutoCloseable {
             while (running || !queue.isEmpty()) {
                 // everything already queued (up to a bound) goes into one metadata commit: a burst of
                 // status-only submissions (host cursors, failures) costs one synced batch, not one each
-                Object o = take(200);
+                Object o = queue.take(200);
                 for (int n = 0; o != null; n++) {
                     if (o instanceof Submission s) {
                         process(s);
@@ -354,7 +291,7 @@ public final class SteadyWriter implements AutoCloseable {
                         step.action().run();
                         step.done().countDown();
                     }
-                    o = n < DRAIN_PER_COMMIT ? take(0) : null;
+                    o = n < DRAIN_PER_COMMIT ? queue.take(0) : null;
                 }
                 segments.tick();
                 if (!staged.isEmpty() && segments.pendingEvents() == 0) {
@@ -415,31 +352,9 @@ public final class SteadyWriter implements AutoCloseable {
         }
     }
 
-    /**
-     * Commits metadata staged after the last durable block: every appended row is already durable
-     * (e.g. a backfill status or host cursor with no rows of its own, or a barrier's stage), so
-     * nothing needs an fsync first.
-     */
+    /** Commits metadata staged after the last durable block (every appended row is already durable). */
     private void commitStaged() {
-        if (staged.isEmpty()) {
-            return;
-        }
-        try (MetaStore.Batch b = store.batch()) {
-            stageInto(b);
-            b.commit();
-        }
-        staged.clear();
-    }
-
-    /** Staged metadata into a batch; a null value deletes its key. */
-    private void stageInto(MetaStore.Batch b) {
-        for (Map.Entry<String, byte[]> e : staged.entrySet()) {
-            if (e.getValue() == null) {
-                b.delete(e.getKey());
-            } else {
-                b.put(e.getKey(), e.getValue());
-            }
-        }
+        staged.commitAlone(store);
     }
 
     private void process(Submission s) {
@@ -500,8 +415,8 @@ public final class SteadyWriter implements AutoCloseable {
             } else {
                 captureSeq.stageBlock(b, maxSeq);
             }
-            b.put(tree.witnessedKey, MetaKeys.versionedU64le(lastWitnessedAt));
-            stageInto(b);
+            b.put(tree.witnessedKey(), MetaKeys.versionedU64le(lastWitnessedAt));
+            staged.into(b);
             b.commit();
         }
         staged.clear();

@@ -23,6 +23,7 @@ import jetstream.ingester.ArchiveScan;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SegmentTree;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
@@ -151,7 +152,7 @@ class MergerTest {
         try (MetaStore store = MetaStore.open(data)) {
             Captured c = capture(data, store, metrics);
             // 10 full files and the empty one the last rotation opened, sealed by the capture's close
-            assertEquals(11, SegmentName.scan(SteadyWriter.Tree.LIVE_CAPTURE.dir(data)).size());
+            assertEquals(11, SegmentName.scan(SegmentTree.LIVE_CAPTURE.dir(data)).size());
             assertEquals(41, MetaKeys.readU64le(MetaKeys.LIVE_SEGMENTS_SEQ_NEXT, store.get(MetaKeys.LIVE_SEGMENTS_SEQ_NEXT)));
             long t0 = System.currentTimeMillis() * 1000;
             Repos repos = new Repos();
@@ -181,7 +182,7 @@ class MergerTest {
         IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
         try (MetaStore store = MetaStore.open(data)) {
             Captured c = capture(data, store, metrics);
-            Path capDir = SteadyWriter.Tree.LIVE_CAPTURE.dir(data);
+            Path capDir = SegmentTree.LIVE_CAPTURE.dir(data);
             // the first run sees files 0..3 only (as if it stopped right after file 3's batch)
             for (int i = 4; i < 11; i++) {
                 Files.move(capDir.resolve(SegmentName.format(i)), aside.resolve(SegmentName.format(i)));
@@ -235,7 +236,7 @@ class MergerTest {
         IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
         try (MetaStore store = MetaStore.open(data)) {
             capture(data, store, metrics);
-            Files.delete(SteadyWriter.Tree.LIVE_CAPTURE.dir(data).resolve(SegmentName.format(6)));
+            Files.delete(SegmentTree.LIVE_CAPTURE.dir(data).resolve(SegmentName.format(6)));
             SteadyWriter w = archive(data, store, metrics);
             IllegalStateException e = assertThrows(IllegalStateException.class,
                     () -> new Merger(data, store, w, new Repos()).drain());
