@@ -51,7 +51,10 @@ public final class BlockFraming {
         return (int) Math.min(at, (walk.fileSize() - walk.offsets()[at]) / BlockIndexEntry.SIZE);
     }
 
-    /** Whether {@code present} index entries read from frame {@code at}'s offset name exactly the frames before it. */
+    /**
+     * Whether the {@code present} index entries at {@code entries}' position name exactly the first
+     * {@code present} frames walked.
+     */
     public static boolean matchesBlockIndex(Scan walk, ByteBuffer entries, int present) {
         if (present == 0) {
             return false;
