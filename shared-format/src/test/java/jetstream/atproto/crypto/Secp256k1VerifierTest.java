@@ -55,7 +55,6 @@ class Secp256k1VerifierTest {
     @Test
     void fieldArithmeticMatchesBigInteger() {
         Random rnd = new Random(5);
-        Secp256k1Field f = new Secp256k1Field();
         BigInteger p = Secp256k1Field.P;
         BigInteger[] edge = {BigInteger.ZERO, BigInteger.ONE, p.subtract(BigInteger.ONE), p.subtract(BigInteger.TWO),
             BigInteger.ONE.shiftLeft(255), BigInteger.ONE.shiftLeft(32).add(BigInteger.valueOf(977))};
@@ -65,14 +64,14 @@ class Secp256k1VerifierTest {
             long[] la = Secp256k1Field.fromBigInteger(a);
             long[] lb = Secp256k1Field.fromBigInteger(b);
             long[] r = new long[10];
-            f.mul(la, lb, r);
+            Secp256k1Field.mul(la, lb, r);
             assertEquals(a.multiply(b).mod(p), Secp256k1Field.toBigInteger(r));
-            f.sqr(la, r);
+            Secp256k1Field.sqr(la, r);
             assertEquals(a.multiply(a).mod(p), Secp256k1Field.toBigInteger(r));
             // chained without full reduction, as the point formulas use them
             Secp256k1Field.sub(la, lb, r);
             Secp256k1Field.add(r, r, r);
-            f.mul(r, r, r);
+            Secp256k1Field.mul(r, r, r);
             Secp256k1Field.mulSmall(r, 8, r);
             assertEquals(a.subtract(b).shiftLeft(1).pow(2).shiftLeft(3).mod(p), Secp256k1Field.toBigInteger(r));
             Secp256k1Field.negate(la, r);
@@ -117,11 +116,11 @@ class Secp256k1VerifierTest {
     @Test
     void randomKeysMessagesAndSignaturesAgreeWithBouncyCastle() {
         Random rnd = new Random(7);
-        for (int k = 0; k < 150; k++) {
+        for (int k = 0; k < 80; k++) {
             BigInteger d = new BigInteger(256, rnd).mod(N.subtract(BigInteger.ONE)).add(BigInteger.ONE);
             PrivateKey priv = PrivateKey.fromBytes(K, bytes32(d));
             PublicKey key = priv.publicKey();
-            for (int m = 0; m < 6; m++) {
+            for (int m = 0; m < 5; m++) {
                 byte[] msg = new byte[rnd.nextInt(200)];
                 rnd.nextBytes(msg);
                 byte[] sig = priv.sign(msg);
@@ -142,8 +141,8 @@ class Secp256k1VerifierTest {
                 same(key, digest, new BigInteger(256, rnd), new BigInteger(256, rnd));
             }
         }
-        assertTrue(accepted >= 300, "valid and high-S signatures accepted: " + accepted);
-        assertTrue(rejected >= 150 * 6 * 3 - 10, "mutations rejected: " + rejected);
+        assertTrue(accepted >= 80 * 5 * 2, "valid and high-S signatures accepted: " + accepted);
+        assertTrue(rejected >= 80 * 5 * 3 - 10, "mutations rejected: " + rejected);
     }
 
     @Test
