@@ -1,6 +1,7 @@
 package jetstream.atproto.crypto;
 
 import java.math.BigInteger;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.bouncycastle.crypto.ec.CustomNamedCurves;
 import org.bouncycastle.math.ec.ECPoint;
@@ -10,25 +11,35 @@ import org.bouncycastle.util.BigIntegers;
 
 /**
  * secp256k1 ECDSA verification, accepting exactly what BouncyCastle's {@code ECDSASigner} accepts (the
- * differential test holds it to that), about twice as fast: u1·G + u2·Q by Shamir's trick over the GLV
- * split of both scalars (four ~128-bit wNAF scalars sharing one chain of doublings), mixed additions
- * against affine tables, a static width-{@value #G_WIDTH} table of G, and each key's table of odd
- * multiples kept in a cache bounded by bytes. BouncyCastle remains the reference for point decoding and
- * for the scalar decomposition.
+ * differential test holds it to that): u1·G + u2·Q by Shamir's trick over the GLV split of both scalars
+ * (four ~128-bit wNAF scalars), mixed additions against affine tables, on the hand-written field
+ * arithmetic of {@link Secp256k1Field}. The doublings, half the work of a plain Shamir ladder, are cut
+ * four-fold by splitting every scalar into {@value #CHUNKS} chunks of {@value #CHUNK_BITS} bits with a
+ * table per chunk (of P, 2^32·P, 2^64·P, ...): static for G, and for a key built on its second
+ * verification and kept in a cache bounded by bytes (a key seen once pays only a one-chunk table).
+ * BouncyCastle stays the reference for point decoding, table building and the scalar decomposition.
  */
 final class Secp256k1Verifier {
-    private static final int G_WIDTH = 12;
+    private static final int G_WIDTH = 11;
     private static final int Q_WIDTH = 5;
     private static final int Q_TABLE = 1 << (Q_WIDTH - 2);
-    /** Direct-mapped key-table cache: each slot holds one key's table (~1.4 KiB), ~11 MiB in all. */
-    private static final int CACHE_SLOTS = 8192;
+    private static final int CHUNK_BITS = 32;
+    /** GLV halves are at most 129 bits, and their wNAF one digit longer: five 32-bit chunks cover them. */
+    private static final int CHUNKS = 5;
+    /** Unchunked: every digit in chunk 0, one doubling per bit. */
+    private static final int WHOLE = 1 << 16;
+    /**
+     * Direct-mapped key-table cache; an entry holds at most CHUNKS × Q_TABLE points of 20 int limbs
+     * (3.2 KiB), so 4096 slots stay under ~14 MiB.
+     */
+    private static final int CACHE_SLOTS = 4096;
 
     private static final BigInteger N;
     private static final GLVEndomorphism ENDO;
     private static final long[] BETA;
-    /** Odd multiples 1G, 3G, ... of G and of λG (x times β), affine: x limbs then y limbs per entry. */
-    private static final long[][] G_TABLE;
-    private static final long[][] G_LAMBDA_TABLE;
+    /** Per chunk j, odd multiples 1, 3, ... of 2^(32j)·G and of its λ image (x times β), affine. */
+    private static final int[][][] G_TABLES;
+    private static final int[][][] G_LAMBDA_TABLES;
     private static final AtomicReferenceArray<KeyTable> CACHE = new AtomicReferenceArray<>(CACHE_SLOTS);
 
     static {
@@ -39,12 +50,18 @@ final class Secp256k1Verifier {
         ECPoint mapped = ((GLVTypeBEndomorphism) ENDO).getPointMap().map(g).normalize();
         BigInteger gx = g.getAffineXCoord().toBigInteger();
         BETA = Secp256k1Field.fromBigInteger(mapped.getAffineXCoord().toBigInteger().multiply(gx.modInverse(Secp256k1Field.P)));
-        G_TABLE = oddMultiples(g, 1 << (G_WIDTH - 2));
-        G_LAMBDA_TABLE = lambdaTable(G_TABLE);
+        G_TABLES = chunkTables(g, 1 << (G_WIDTH - 2), CHUNKS);
+        G_LAMBDA_TABLES = new int[CHUNKS][][];
+        for (int j = 0; j < CHUNKS; j++) {
+            G_LAMBDA_TABLES[j] = lambdaTable(G_TABLES[j]);
+        }
     }
 
-    /** One key's affine odd multiples 1Q..(2^(w-1)-1)Q, with the encoded key it was built from. */
-    private record KeyTable(byte[] key, long[][] points) {}
+    /**
+     * One key's tables ({@code tables[j]}: odd multiples of 2^(chunkBits·j)·Q) and the encoded key they
+     * were built from; a key's first entry has a single unchunked table.
+     */
+    private record KeyTable(byte[] key, int chunkBits, int[][][] tables) {}
 
     // accumulator (Jacobian) and temporaries of the point formulas
     private final long[] x = new long[10], y = new long[10], z = new long[10];
@@ -70,24 +87,34 @@ final class Secp256k1Verifier {
         return new Secp256k1Verifier().check(u1, u2, keyTable(q, encoded), r);
     }
 
-    private boolean check(BigInteger u1, BigInteger u2, long[][] qTable, BigInteger r) {
+    private boolean check(BigInteger u1, BigInteger u2, KeyTable key, BigInteger r) {
         BigInteger[] a = ENDO.decomposeScalar(u1);
         BigInteger[] b = ENDO.decomposeScalar(u2);
         int[] na = wnaf(a[0], G_WIDTH);
         int[] nb = wnaf(a[1], G_WIDTH);
         int[] nc = wnaf(b[0], Q_WIDTH);
         int[] nd = wnaf(b[1], Q_WIDTH);
-        long[][] qLambda = lambdaTable(qTable);
+        int chunkBits = key.chunkBits;
+        int chunks = key.tables.length;
+        int[][][] qLambda = new int[chunks][][];
+        for (int j = 0; j < chunks; j++) {
+            qLambda[j] = lambdaTable(key.tables[j]);
+        }
         int len = Math.max(Math.max(na.length, nb.length), Math.max(nc.length, nd.length));
+        if (len > chunkBits * chunks) {
+            throw new IllegalStateException("GLV half longer than the tables cover: " + len + " digits");
+        }
         infinity = true;
-        for (int i = len - 1; i >= 0; i--) {
+        for (int pos = Math.min(len, chunkBits) - 1; pos >= 0; pos--) {
             if (!infinity) {
                 dbl();
             }
-            addDigit(na, i, G_TABLE);
-            addDigit(nb, i, G_LAMBDA_TABLE);
-            addDigit(nc, i, qTable);
-            addDigit(nd, i, qLambda);
+            for (int j = 0, i = pos; j < chunks; j++, i += chunkBits) {
+                addDigit(na, i, G_TABLES[j]);
+                addDigit(nb, i, G_LAMBDA_TABLES[j]);
+                addDigit(nc, i, key.tables[j]);
+                addDigit(nd, i, qLambda[j]);
+            }
         }
         if (infinity) {
             return false;
@@ -103,13 +130,12 @@ final class Secp256k1Verifier {
         return r2.compareTo(Secp256k1Field.P) < 0 && r2.multiply(z2).mod(Secp256k1Field.P).equals(x0);
     }
 
-    private void addDigit(int[] naf, int i, long[][] table) {
+    private void addDigit(int[] naf, int i, int[][] table) {
         if (i >= naf.length || naf[i] == 0) {
             return;
         }
         int d = naf[i];
-        long[] p = table[(Math.abs(d) - 1) >>> 1];
-        addAffine(p, d < 0);
+        addAffine(table[(Math.abs(d) - 1) >>> 1], d < 0);
     }
 
     /** Jacobian doubling for a = 0 (dbl-2009-l); secp256k1 has no point of order 2, so Y is never 0. */
@@ -135,11 +161,13 @@ final class Secp256k1Verifier {
     }
 
     /** Adds the affine point p (x then y limbs), negated if asked, to the accumulator (madd-2007-bl). */
-    private void addAffine(long[] p, boolean negate) {
+    private void addAffine(int[] p, boolean negate) {
         long[] px = t6;
         long[] py = t7;
-        System.arraycopy(p, 0, px, 0, 10);
-        System.arraycopy(p, 10, py, 0, 10);
+        for (int i = 0; i < 10; i++) {
+            px[i] = p[i];
+            py[i] = p[10 + i];
+        }
         if (negate) {
             Secp256k1Field.negate(py, py);
         }
@@ -216,7 +244,7 @@ final class Secp256k1Verifier {
             used = bit + 1;
             bit += now;
         }
-        return used == len ? out : java.util.Arrays.copyOf(out, used);
+        return used == len ? out : Arrays.copyOf(out, used);
     }
 
     /** {@code count} (at most 31) bits of the little-endian words from bit {@code from}. */
@@ -230,48 +258,68 @@ final class Secp256k1Verifier {
         return (int) (v & ((1L << count) - 1));
     }
 
-    private static long[][] keyTable(ECPoint q, byte[] encoded) {
-        int slot = (java.util.Arrays.hashCode(encoded) & 0x7fffffff) % CACHE_SLOTS;
+    private static KeyTable keyTable(ECPoint q, byte[] encoded) {
+        int slot = (Arrays.hashCode(encoded) & 0x7fffffff) % CACHE_SLOTS;
         KeyTable cached = CACHE.get(slot);
-        if (cached != null && java.util.Arrays.equals(cached.key, encoded)) {
-            return cached.points;
+        KeyTable built;
+        if (cached != null && Arrays.equals(cached.key, encoded)) {
+            if (cached.chunkBits == CHUNK_BITS) {
+                return cached;
+            }
+            built = new KeyTable(encoded, CHUNK_BITS, chunkTables(q, Q_TABLE, CHUNKS));
+        } else {
+            built = new KeyTable(encoded, WHOLE, chunkTables(q, Q_TABLE, 1));
         }
-        long[][] points = oddMultiples(q, Q_TABLE);
-        CACHE.set(slot, new KeyTable(encoded, points));
-        return points;
+        CACHE.set(slot, built);
+        return built;
     }
 
-    /** Affine odd multiples P, 3P, ..., (2·count - 1)P as limbs (built once per key, so BouncyCastle does it). */
-    private static long[][] oddMultiples(ECPoint p, int count) {
-        ECPoint[] pts = new ECPoint[count];
-        ECPoint twice = p.twice();
-        pts[0] = p;
-        for (int i = 1; i < count; i++) {
-            pts[i] = pts[i - 1].add(twice);
+    /** Per chunk j, the affine odd multiples P, 3P, ..., (2·count - 1)P of P = 2^(32j)·p, as limbs. */
+    private static int[][][] chunkTables(ECPoint p, int count, int chunks) {
+        ECPoint[] pts = new ECPoint[count * chunks];
+        ECPoint base = p;
+        for (int j = 0; j < chunks; j++) {
+            if (j > 0) {
+                base = base.timesPow2(CHUNK_BITS).normalize();
+            }
+            ECPoint twice = base.twice();
+            pts[j * count] = base;
+            for (int i = 1; i < count; i++) {
+                pts[j * count + i] = pts[j * count + i - 1].add(twice);
+            }
         }
         p.getCurve().normalizeAll(pts);
-        long[][] out = new long[count][];
-        for (int i = 0; i < count; i++) {
-            out[i] = affine(pts[i].getAffineXCoord().toBigInteger(), pts[i].getAffineYCoord().toBigInteger());
+        int[][][] out = new int[chunks][count][];
+        for (int i = 0; i < pts.length; i++) {
+            out[i / count][i % count] = affine(pts[i].getAffineXCoord().toBigInteger(), pts[i].getAffineYCoord().toBigInteger());
         }
         return out;
     }
 
-    private static long[] affine(BigInteger px, BigInteger py) {
-        long[] out = new long[20];
-        System.arraycopy(Secp256k1Field.fromBigInteger(px), 0, out, 0, 10);
-        System.arraycopy(Secp256k1Field.fromBigInteger(py), 0, out, 10, 10);
+    private static int[] affine(BigInteger px, BigInteger py) {
+        long[] lx = Secp256k1Field.fromBigInteger(px);
+        long[] ly = Secp256k1Field.fromBigInteger(py);
+        int[] out = new int[20];
+        for (int i = 0; i < 10; i++) {
+            out[i] = (int) lx[i];
+            out[10 + i] = (int) ly[i];
+        }
         return out;
     }
 
     /** The table of λP for a table of P: (β·x, y) per entry. */
-    private static long[][] lambdaTable(long[][] table) {
-        long[][] out = new long[table.length][];
+    private static int[][] lambdaTable(int[][] table) {
+        long[] px = new long[10];
+        int[][] out = new int[table.length][];
         for (int i = 0; i < table.length; i++) {
-            long[] e = table[i].clone();
-            long[] px = java.util.Arrays.copyOf(e, 10);
+            int[] e = table[i].clone();
+            for (int k = 0; k < 10; k++) {
+                px[k] = e[k];
+            }
             Secp256k1Field.mul(px, BETA, px);
-            System.arraycopy(px, 0, e, 0, 10);
+            for (int k = 0; k < 10; k++) {
+                e[k] = (int) px[k];
+            }
             out[i] = e;
         }
         return out;
