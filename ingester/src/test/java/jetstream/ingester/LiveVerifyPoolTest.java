@@ -83,13 +83,13 @@ class LiveVerifyPoolTest {
                 Thread.sleep(20);
             }
             assertEquals(0, c.pendingResyncs(), "every DID's key was resolved and its held events replayed");
-            Gauge frames = registry.find("jetstream_ingest_verify_queue_frames").gauge();
-            Gauge bytes = registry.find("jetstream_ingest_verify_queue_bytes").gauge();
+            Gauge queueFrames = registry.find("jetstream_ingest_verify_queue_frames").gauge();
+            Gauge queueBytes = registry.find("jetstream_ingest_verify_queue_bytes").gauge();
             if (threads > 0) {
-                assertEquals(0.0, frames.value(), "nothing waits once every frame is applied");
-                assertEquals(0.0, bytes.value());
+                assertEquals(0.0, queueFrames.value(), "nothing waits once every frame is applied");
+                assertEquals(0.0, queueBytes.value());
             } else {
-                assertEquals(null, frames, "no pool, no queue gauge");
+                assertEquals(null, queueFrames, "no pool, no queue gauge");
             }
             c.close();
             writer.close();
