@@ -6,8 +6,7 @@ import java.math.BigInteger;
  * Arithmetic modulo the secp256k1 prime p = 2^256 - 2^32 - 977 on ten 26-bit limbs held in longs, so
  * a product's column sums fit a long without carries. Every operation leaves its result "loosely
  * reduced": limbs below 2^27, limb 9 below 2^23 (not necessarily below p); {@link #isZero} and
- * {@link #toBigInteger} reduce fully. Results may alias inputs. The products are unrolled so the limbs
- * stay in registers (a loop over a column array was slower than BouncyCastle's 32-bit arithmetic).
+ * {@link #toBigInteger} reduce fully. Results may alias inputs.
  */
 final class Secp256k1Field {
     static final int LIMBS = 10;
@@ -17,9 +16,8 @@ final class Secp256k1Field {
     /** p in limbs; 8p limbwise is added before a subtraction so no limb goes negative. */
     private static final long[] P_LIMBS = {0x3FFFC2FL, 0x3FFFFBFL, M26, M26, M26, M26, M26, M26, M26, M22};
 
-    // mul and sqr: the 19 column sums, then the fold of columns 10..18 (2^260 = 2^36 + 15632 mod p:
-    // column k adds 15632 times itself to limb k-10 and 2^10 times itself to limb k-9), then two carry
-    // passes folding bits 256 and up (2^256 = 2^32 + 977), all on locals so the limbs stay in registers.
+    // mul and sqr are unrolled so the limbs stay in registers (loops over a column array ran slower than
+    // BouncyCastle's 32-bit arithmetic)
     static void mul(long[] a, long[] b, long[] r) {
         long a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5], a6 = a[6], a7 = a[7], a8 = a[8], a9 = a[9];
         long b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3], b4 = b[4], b5 = b[5], b6 = b[6], b7 = b[7], b8 = b[8], b9 = b[9];
@@ -42,98 +40,7 @@ final class Secp256k1Field {
         long c16 = a7 * b9 + a8 * b8 + a9 * b7;
         long c17 = a8 * b9 + a9 * b8;
         long c18 = a9 * b9;
-        c11 += c10 >>> 26;
-        c10 &= M26;
-        c12 += c11 >>> 26;
-        c11 &= M26;
-        c13 += c12 >>> 26;
-        c12 &= M26;
-        c14 += c13 >>> 26;
-        c13 &= M26;
-        c15 += c14 >>> 26;
-        c14 &= M26;
-        c16 += c15 >>> 26;
-        c15 &= M26;
-        c17 += c16 >>> 26;
-        c16 &= M26;
-        c18 += c17 >>> 26;
-        c17 &= M26;
-        long c19 = c18 >>> 26;
-        c18 &= M26;
-        c9 += c19 * 15632;
-        c10 += c19 << 10;
-        c0 += c10 * 15632;
-        c1 += c10 << 10;
-        c1 += c11 * 15632;
-        c2 += c11 << 10;
-        c2 += c12 * 15632;
-        c3 += c12 << 10;
-        c3 += c13 * 15632;
-        c4 += c13 << 10;
-        c4 += c14 * 15632;
-        c5 += c14 << 10;
-        c5 += c15 * 15632;
-        c6 += c15 << 10;
-        c6 += c16 * 15632;
-        c7 += c16 << 10;
-        c7 += c17 * 15632;
-        c8 += c17 << 10;
-        c8 += c18 * 15632;
-        c9 += c18 << 10;
-        c1 += c0 >>> 26;
-        c0 &= M26;
-        c2 += c1 >>> 26;
-        c1 &= M26;
-        c3 += c2 >>> 26;
-        c2 &= M26;
-        c4 += c3 >>> 26;
-        c3 &= M26;
-        c5 += c4 >>> 26;
-        c4 &= M26;
-        c6 += c5 >>> 26;
-        c5 &= M26;
-        c7 += c6 >>> 26;
-        c6 &= M26;
-        c8 += c7 >>> 26;
-        c7 &= M26;
-        c9 += c8 >>> 26;
-        c8 &= M26;
-        long top0 = c9 >>> 22;
-        c9 &= M22;
-        c0 += top0 * 977;
-        c1 += top0 << 6;
-        c1 += c0 >>> 26;
-        c0 &= M26;
-        c2 += c1 >>> 26;
-        c1 &= M26;
-        c3 += c2 >>> 26;
-        c2 &= M26;
-        c4 += c3 >>> 26;
-        c3 &= M26;
-        c5 += c4 >>> 26;
-        c4 &= M26;
-        c6 += c5 >>> 26;
-        c5 &= M26;
-        c7 += c6 >>> 26;
-        c6 &= M26;
-        c8 += c7 >>> 26;
-        c7 &= M26;
-        c9 += c8 >>> 26;
-        c8 &= M26;
-        long top1 = c9 >>> 22;
-        c9 &= M22;
-        c0 += top1 * 977;
-        c1 += top1 << 6;
-        r[0] = c0;
-        r[1] = c1;
-        r[2] = c2;
-        r[3] = c3;
-        r[4] = c4;
-        r[5] = c5;
-        r[6] = c6;
-        r[7] = c7;
-        r[8] = c8;
-        r[9] = c9;
+        reduce(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, r);
     }
 
     static void sqr(long[] a, long[] r) {
@@ -157,6 +64,16 @@ final class Secp256k1Field {
         long c16 = ((a7 * a9) << 1) + a8 * a8;
         long c17 = ((a8 * a9) << 1);
         long c18 = a9 * a9;
+        reduce(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, r);
+    }
+
+    /**
+     * Folds 19 column sums (each below 2^58) into ten loosely reduced limbs: columns 10..18 fold down by
+     * 2^260 = 2^36 + 15632 (mod p), column k adding 15632 times itself to limb k-10 and 2^10 times itself
+     * to limb k-9; then two carry passes fold bits 256 and up by 2^256 = 2^32 + 977. All on locals.
+     */
+    private static void reduce(long c0, long c1, long c2, long c3, long c4, long c5, long c6, long c7, long c8, long c9,
+            long c10, long c11, long c12, long c13, long c14, long c15, long c16, long c17, long c18, long[] r) {
         c11 += c10 >>> 26;
         c10 &= M26;
         c12 += c11 >>> 26;

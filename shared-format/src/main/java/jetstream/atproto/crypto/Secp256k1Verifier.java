@@ -96,10 +96,6 @@ final class Secp256k1Verifier {
         int[] nd = wnaf(b[1], Q_WIDTH);
         int chunkBits = key.chunkBits;
         int chunks = key.tables.length;
-        int[][][] qLambda = new int[chunks][][];
-        for (int j = 0; j < chunks; j++) {
-            qLambda[j] = lambdaTable(key.tables[j]);
-        }
         int len = Math.max(Math.max(na.length, nb.length), Math.max(nc.length, nd.length));
         if (len > chunkBits * chunks) {
             throw new IllegalStateException("GLV half longer than the tables cover: " + len + " digits");
@@ -110,10 +106,11 @@ final class Secp256k1Verifier {
                 dbl();
             }
             for (int j = 0, i = pos; j < chunks; j++, i += chunkBits) {
-                addDigit(na, i, G_TABLES[j]);
-                addDigit(nb, i, G_LAMBDA_TABLES[j]);
-                addDigit(nc, i, key.tables[j]);
-                addDigit(nd, i, qLambda[j]);
+                addDigit(na, i, G_TABLES[j], false);
+                addDigit(nb, i, G_LAMBDA_TABLES[j], false);
+                addDigit(nc, i, key.tables[j], false);
+                // a key's λ images are made per addition (one product each), not stored: half the cache bytes
+                addDigit(nd, i, key.tables[j], true);
             }
         }
         if (infinity) {
@@ -130,12 +127,12 @@ final class Secp256k1Verifier {
         return r2.compareTo(Secp256k1Field.P) < 0 && r2.multiply(z2).mod(Secp256k1Field.P).equals(x0);
     }
 
-    private void addDigit(int[] naf, int i, int[][] table) {
+    private void addDigit(int[] naf, int i, int[][] table, boolean lambda) {
         if (i >= naf.length || naf[i] == 0) {
             return;
         }
         int d = naf[i];
-        addAffine(table[(Math.abs(d) - 1) >>> 1], d < 0);
+        addAffine(table[(Math.abs(d) - 1) >>> 1], d < 0, lambda);
     }
 
     /** Jacobian doubling for a = 0 (dbl-2009-l); secp256k1 has no point of order 2, so Y is never 0. */
@@ -160,13 +157,16 @@ final class Secp256k1Verifier {
         Secp256k1Field.sub(y, t3, y); // Y3 = E(D - X3) - 8C
     }
 
-    /** Adds the affine point p (x then y limbs), negated if asked, to the accumulator (madd-2007-bl). */
-    private void addAffine(int[] p, boolean negate) {
+    /** Adds the affine point p (x then y limbs), negated and/or mapped to λp if asked, to the accumulator (madd-2007-bl). */
+    private void addAffine(int[] p, boolean negate, boolean lambda) {
         long[] px = t6;
         long[] py = t7;
         for (int i = 0; i < 10; i++) {
             px[i] = p[i];
             py[i] = p[10 + i];
+        }
+        if (lambda) {
+            Secp256k1Field.mul(px, BETA, px);
         }
         if (negate) {
             Secp256k1Field.negate(py, py);
