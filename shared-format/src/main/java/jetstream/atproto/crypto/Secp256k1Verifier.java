@@ -30,7 +30,7 @@ final class Secp256k1Verifier {
     private static final int WHOLE = 1 << 16;
     /**
      * Direct-mapped key-table cache; an entry holds at most CHUNKS × Q_TABLE points of 20 int limbs
-     * (3.2 KiB), so 4096 slots stay under ~14 MiB.
+     * (~4 KiB with array headers), so 4096 slots stay under ~16 MiB.
      */
     private static final int CACHE_SLOTS = 4096;
 
