@@ -70,7 +70,7 @@ final class Secp256k1Field {
     /**
      * Folds 19 column sums (each below 2^58) into ten loosely reduced limbs: columns 10..18 fold down by
      * 2^260 = 2^36 + 15632 (mod p), column k adding 15632 times itself to limb k-10 and 2^10 times itself
-     * to limb k-9; then two carry passes fold bits 256 and up by 2^256 = 2^32 + 977. All on locals.
+     * to limb k-9; then two carry passes fold bits 256 and up by 2^256 = 2^32 + 977 (the first on locals).
      */
     private static void reduce(long c0, long c1, long c2, long c3, long c4, long c5, long c6, long c7, long c8, long c9,
             long c10, long c11, long c12, long c13, long c14, long c15, long c16, long c17, long c18, long[] r) {
@@ -130,32 +130,10 @@ final class Secp256k1Field {
         c7 &= M26;
         c9 += c8 >>> 26;
         c8 &= M26;
-        long top0 = c9 >>> 22;
+        long top = c9 >>> 22;
         c9 &= M22;
-        c0 += top0 * 977;
-        c1 += top0 << 6;
-        c1 += c0 >>> 26;
-        c0 &= M26;
-        c2 += c1 >>> 26;
-        c1 &= M26;
-        c3 += c2 >>> 26;
-        c2 &= M26;
-        c4 += c3 >>> 26;
-        c3 &= M26;
-        c5 += c4 >>> 26;
-        c4 &= M26;
-        c6 += c5 >>> 26;
-        c5 &= M26;
-        c7 += c6 >>> 26;
-        c6 &= M26;
-        c8 += c7 >>> 26;
-        c7 &= M26;
-        c9 += c8 >>> 26;
-        c8 &= M26;
-        long top1 = c9 >>> 22;
-        c9 &= M22;
-        c0 += top1 * 977;
-        c1 += top1 << 6;
+        c0 += top * 977;
+        c1 += top << 6;
         r[0] = c0;
         r[1] = c1;
         r[2] = c2;
@@ -166,6 +144,7 @@ final class Secp256k1Field {
         r[7] = c7;
         r[8] = c8;
         r[9] = c9;
+        carry(r);
     }
 
     /**
