@@ -6,7 +6,9 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.github.luben.zstd.Zstd;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.math.BigInteger;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +24,8 @@ import jetstream.atproto.sync.Commit;
 import jetstream.atproto.sync.CommitVerifier;
 import jetstream.atproto.sync.RepoOp;
 import jetstream.atproto.sync.VerifyResult;
+import org.bouncycastle.crypto.params.ECPublicKeyParameters;
+import org.bouncycastle.crypto.signers.ECDSASigner;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -33,7 +37,8 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Commit verification on the first {@code #commit} of the production relay corpus (a secp256k1
  * account): the signature alone, the whole Sync 1.1 check (CAR parse, signature, MST inversion), and
- * the floor, SHA-256 of the signed bytes.
+ * the floor, SHA-256 of the signed bytes. {@code signatureSecp256k1BouncyCastle} is the verifier the
+ * project used before its own secp256k1 arithmetic (same key, same signature), for the old/new ratio.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -47,6 +52,7 @@ public class VerifyBench {
     private byte[] car;
     private List<RepoOp> ops;
     private Cid prevData;
+    private ECPublicKeyParameters bcKey;
 
     @Setup
     @SuppressWarnings("unchecked")
@@ -85,7 +91,8 @@ public class VerifyBench {
                 }
             }
         }
-        if (key == null || !commit.verifySignature(key) || !verifyEvent().ok()) {
+        bcKey = new ECPublicKeyParameters(key.curve().domain().getCurve().decodePoint(key.compressed()), key.curve().domain());
+        if (key == null || !commit.verifySignature(key) || !verifyEvent().ok() || !signatureSecp256k1BouncyCastle()) {
             throw new IllegalStateException("benchmark commit does not verify");
         }
     }
@@ -93,6 +100,17 @@ public class VerifyBench {
     @Benchmark
     public boolean signatureSecp256k1() {
         return commit.verifySignature(key);
+    }
+
+    /** The verifier before the hand-written one: BouncyCastle's generic ECDSA signer on the same key. */
+    @Benchmark
+    public boolean signatureSecp256k1BouncyCastle() {
+        ECDSASigner signer = new ECDSASigner();
+        signer.init(false, bcKey);
+        byte[] sig = commit.sig();
+        BigInteger r = new BigInteger(1, Arrays.copyOfRange(sig, 0, 32));
+        BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
+        return signer.verifySignature(Sha256.digest(commit.unsigned()), r, s);
     }
 
     @Benchmark

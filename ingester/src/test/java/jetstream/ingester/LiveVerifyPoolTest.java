@@ -3,6 +3,7 @@ package jetstream.ingester;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -59,7 +60,8 @@ class LiveVerifyPoolTest {
     private record Result(long rows, long cursor, Map<String, List<String>> byDid) {}
 
     private static Result ingest(Simulator sim, NavigableMap<Long, byte[]> frames, Path data, int threads) throws Exception {
-        IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IngestMetrics metrics = new IngestMetrics(registry);
         HttpClient http = HttpClient.newHttpClient();
         long cursor;
         try (MetaStore store = MetaStore.open(data)) {
@@ -81,6 +83,14 @@ class LiveVerifyPoolTest {
                 Thread.sleep(20);
             }
             assertEquals(0, c.pendingResyncs(), "every DID's key was resolved and its held events replayed");
+            Gauge queueFrames = registry.find("jetstream_ingest_verify_queue_frames").gauge();
+            Gauge queueBytes = registry.find("jetstream_ingest_verify_queue_bytes").gauge();
+            if (threads > 0) {
+                assertEquals(0.0, queueFrames.value(), "nothing waits once every frame is applied");
+                assertEquals(0.0, queueBytes.value());
+            } else {
+                assertEquals(null, queueFrames, "no pool, no queue gauge");
+            }
             c.close();
             writer.close();
             cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));

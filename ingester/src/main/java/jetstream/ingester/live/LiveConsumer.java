@@ -135,6 +135,11 @@ public final class LiveConsumer implements AutoCloseable {
                     }
                 }, onFatal)
                 : null;
+        if (pipeline != null) {
+            // how far verification lags the relay: frames waiting for a worker or their turn, and the bytes they hold
+            metrics.gauge("jetstream_ingest_verify_queue_frames", pipeline::queuedItems);
+            metrics.gauge("jetstream_ingest_verify_queue_bytes", pipeline::queuedBytes);
+        }
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         this.received = cursor;
         metrics.upstreamCursor.set(Math.max(0, cursor));

@@ -121,6 +121,13 @@ final class OrderedPipeline<T> implements AutoCloseable {
         return budget.held();
     }
 
+    /** Items submitted and not yet applied: waiting for a worker, being prepared, or waiting for their turn. */
+    long queuedItems() {
+        synchronized (idle) {
+            return submitted - applied;
+        }
+    }
+
     /** Waits until every item submitted so far has been applied; false when {@code millis} passed first. */
     boolean awaitApplied(long millis) throws InterruptedException {
         long deadline = System.nanoTime() + millis * 1_000_000L;

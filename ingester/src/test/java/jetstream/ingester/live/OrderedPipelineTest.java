@@ -94,11 +94,13 @@ class OrderedPipelineTest {
             }
             assertEquals(Thread.State.TIMED_WAITING, submitter.getState(), "the submitter waits for room");
             assertEquals(2 * cost, p.queuedBytes(), "two items fit the bound, the third waits");
+            assertEquals(2, p.queuedItems(), "the gauge of frames waiting");
             release.countDown();
             submitter.join(30_000);
             assertEquals(5, submitted[0]);
             assertEquals(null, failed.get());
             assertTrue(p.awaitApplied(30_000));
+            assertEquals(0, p.queuedItems());
         }
     }
 

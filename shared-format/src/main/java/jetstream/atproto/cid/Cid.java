@@ -37,7 +37,8 @@ public final class Cid {
     private final int codec;
     private final int mhCode;
     private final int digestOffset;
-    private final int hash;
+    /** Computed on first use (0 = not yet): most decoded links never enter a hash map. */
+    private int hash;
     private String text;
 
     private Cid(byte[] bytes, int version, int codec, int mhCode, int digestOffset) {
@@ -46,7 +47,6 @@ public final class Cid {
         this.codec = codec;
         this.mhCode = mhCode;
         this.digestOffset = digestOffset;
-        this.hash = Arrays.hashCode(bytes);
     }
 
     /**
@@ -258,11 +258,17 @@ public final class Cid {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Cid && ((Cid) o).hash == hash && Arrays.equals(((Cid) o).bytes, bytes);
+        return o instanceof Cid && Arrays.equals(((Cid) o).bytes, bytes);
     }
 
     @Override
     public int hashCode() {
-        return hash;
+        int h = hash;
+        if (h == 0) {
+            // a racing thread computes the same value: the field needs no synchronisation (as String's)
+            h = Arrays.hashCode(bytes);
+            hash = h;
+        }
+        return h;
     }
 }

@@ -136,9 +136,18 @@ public final class PublicKey {
         if (r.signum() == 0 || s.signum() == 0 || s.compareTo(curve.halfOrder()) > 0) {
             return false;
         }
+        byte[] digest = Sha256.digest(message, offset, length);
+        if (curve == KeyCurve.SECP256K1) {
+            return Secp256k1Verifier.verify(params.getQ(), compressed, digest, r, s);
+        }
+        return verifyWithBouncyCastle(digest, r, s);
+    }
+
+    /** BouncyCastle's generic ECDSA verification: P-256 keys, and the reference the secp256k1 verifier is tested against. */
+    boolean verifyWithBouncyCastle(byte[] digest, BigInteger r, BigInteger s) {
         ECDSASigner signer = new ECDSASigner();
         signer.init(false, params);
-        return signer.verifySignature(Sha256.digest(message, offset, length), r, s);
+        return signer.verifySignature(digest, r, s);
     }
 
     @Override
