@@ -31,14 +31,17 @@ public final class SnapshotPlanner {
         long matched = 0;
         long planned = tip;
         int[] selected = new int[64];
+        List<SegmentSummary> segments = manifest.segments();
+        SegmentBloomScan didScan = probes.length == 0 ? null : new SegmentBloomScan(segments, probes, after, hasBefore, before);
         outer:
-        for (SegmentSummary seg : manifest.segments()) {
+        for (int si = 0; si < segments.size(); si++) {
+            SegmentSummary seg = segments.get(si);
             examined++;
             int blocks = seg.blockCount();
             if (blocks == 0 || seg.eventCount() == 0 || seg.maxSeq() <= after || (hasBefore && seg.minSeq() > before)) {
                 continue;
             }
-            if (probes.length > 0 && !anyDid(seg, probes)) {
+            if (didScan != null && !didScan.mayHold(si)) {
                 continue;
             }
             byte[] candidates = null;
@@ -112,15 +115,6 @@ public final class SnapshotPlanner {
         }
         int[] r = last.ranges().get(last.ranges().size() - 1);
         return last.segment().blockMaxSeq(r[1]);
-    }
-
-    private static boolean anyDid(SegmentSummary seg, GloomFilter.Probe[] probes) {
-        for (GloomFilter.Probe p : probes) {
-            if (seg.segmentMightContain(p)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static boolean anyDidInBlock(SegmentSummary seg, int b, GloomFilter.Probe[] probes) {
