@@ -28,6 +28,7 @@ import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
 import jetstream.segment.FooterBuilder;
+import jetstream.segment.GloomFilter;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
@@ -236,6 +237,38 @@ public final class ManifestScaleBench {
                     + " first=%.0f entries=%d rounds=%d%n", names[i], cpu[n / 2] / 1e3, t[n / 2] / 1e3, t[n * 99 / 100] / 1e3,
                     first / 1e3, entries, n);
         }
+        serialSegmentProbes(m, fs.get(0));
+    }
+
+    /**
+     * Before issue 21's batched scan: the segment-bloom level probed one segment after another
+     * ({@link SegmentSummary#segmentMightContain}, early exit), which is all an absent-DID plan did.
+     * Printed as the "before" of the same run.
+     */
+    private static void serialSegmentProbes(Manifest m, List<String> dids) {
+        GloomFilter.Probe[] probes = new GloomFilter.Probe[dids.size()];
+        for (int d = 0; d < probes.length; d++) {
+            probes[d] = GloomFilter.Probe.of(dids.get(d).getBytes(StandardCharsets.US_ASCII));
+        }
+        var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long[] cpu = new long[ROUNDS];
+        int n = 0;
+        int maybe = 0;
+        for (long end = System.nanoTime() + BUDGET_NANOS; n < ROUNDS && (n < 5 || System.nanoTime() < end); n++) {
+            long c = threads.getCurrentThreadCpuTime();
+            for (SegmentSummary s : m.segments()) {
+                for (GloomFilter.Probe p : probes) {
+                    if (s.segmentMightContain(p)) {
+                        maybe++;
+                        break;
+                    }
+                }
+            }
+            cpu[n] = threads.getCurrentThreadCpuTime() - c;
+        }
+        Arrays.sort(cpu, 0, n);
+        System.out.printf("RESULT serial_segment_probes_absent_cpu_p50_us value=%.0f (the pre-scan segment level, same run;"
+                + " %d maybe answers over %d rounds)%n", cpu[n / 2] / 1e3, maybe, n);
     }
 
     private static long usedHeap() {
