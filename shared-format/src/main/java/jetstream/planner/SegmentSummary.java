@@ -269,36 +269,12 @@ public final class SegmentSummary {
         if (segmentBloom == null) {
             return true;
         }
-        return segmentBloomBad() || GloomFilter.mightContainSerialized(segmentBloom, 0, segmentBloomK, segmentBloomBlocks, did);
-    }
-
-    /**
-     * The segment bloom for {@link SegmentBloomScan} to probe in place, CRC-checked on first use as
-     * {@link #segmentMightContain} does, or null when there is no valid bloom (every DID "maybe").
-     */
-    ByteBuffer scanBloom() {
-        if (segmentBloom == null || segmentBloomBad()) {
-            return null;
-        }
-        return segmentBloom;
-    }
-
-    /** Validates the segment bloom once; true when it is bad (so it answers "maybe"). */
-    private boolean segmentBloomBad() {
         int st = segmentBloomState;
         if (st == 0) {
             st = GloomFilter.isValidSerialized(segmentBloom, 0, segmentBloomSize) ? VALID : BAD;
             segmentBloomState = st;
         }
-        return st == BAD;
-    }
-
-    int segmentBloomK() {
-        return segmentBloomK;
-    }
-
-    long segmentBloomBlocks() {
-        return segmentBloomBlocks;
+        return st == BAD || GloomFilter.mightContainSerialized(segmentBloom, 0, segmentBloomK, segmentBloomBlocks, did);
     }
 
     /** False only when block {@code b} certainly holds no row with the probed DID. */

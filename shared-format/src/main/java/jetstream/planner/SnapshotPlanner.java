@@ -31,17 +31,14 @@ public final class SnapshotPlanner {
         long matched = 0;
         long planned = tip;
         int[] selected = new int[64];
-        List<SegmentSummary> segments = manifest.segments();
-        SegmentBloomScan didScan = probes.length == 0 ? null : new SegmentBloomScan(segments, probes, after, hasBefore, before);
         outer:
-        for (int si = 0; si < segments.size(); si++) {
-            SegmentSummary seg = segments.get(si);
+        for (SegmentSummary seg : manifest.segments()) {
             examined++;
             int blocks = seg.blockCount();
             if (blocks == 0 || seg.eventCount() == 0 || seg.maxSeq() <= after || (hasBefore && seg.minSeq() > before)) {
                 continue;
             }
-            if (didScan != null && !didScan.mayHold(si)) {
+            if (probes.length > 0 && !anyDid(seg, probes)) {
                 continue;
             }
             byte[] candidates = null;
@@ -115,6 +112,15 @@ public final class SnapshotPlanner {
         }
         int[] r = last.ranges().get(last.ranges().size() - 1);
         return last.segment().blockMaxSeq(r[1]);
+    }
+
+    private static boolean anyDid(SegmentSummary seg, GloomFilter.Probe[] probes) {
+        for (GloomFilter.Probe p : probes) {
+            if (seg.segmentMightContain(p)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean anyDidInBlock(SegmentSummary seg, int b, GloomFilter.Probe[] probes) {

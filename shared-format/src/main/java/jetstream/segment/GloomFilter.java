@@ -199,7 +199,7 @@ public final class GloomFilter {
      */
     public static boolean mightContainSerialized(ByteBuffer src, int off, int k, long nb, Probe p) {
         int[] parts = PARTITIONS[k];
-        long block = blockOf(p.hi(), nb);
+        long block = Math.multiplyHigh(p.hi(), nb) + ((p.hi() >> 63) & nb);
         int base = off + HEADER_SIZE + (int) block * BLOCK_BYTES;
         int partStart = 0;
         for (int i = 0; i < k; i++) {
@@ -210,29 +210,6 @@ public final class GloomFilter {
             partStart += parts[i];
         }
         return true;
-    }
-
-    /**
-     * Where a pre-hashed key's k bits sit inside whichever 64-byte block it hashes to, for a filter
-     * of this k: entry i is {@code byteOffset << 8 | bitMask} of partition i. The bits depend only on
-     * the key and k, never on the filter's size, so a key probed against thousands of filters
-     * computes its k remainders once per k instead of once per filter.
-     */
-    public static int[] bitLayout(Probe p, int k) {
-        int[] parts = PARTITIONS[k];
-        int[] out = new int[k];
-        int partStart = 0;
-        for (int i = 0; i < k; i++) {
-            int pos = partStart + Integer.remainderUnsigned(p.intra(), parts[i]);
-            out[i] = (pos >>> 3) << 8 | 1 << (pos & 7);
-            partStart += parts[i];
-        }
-        return out;
-    }
-
-    /** The block a key with hash high half {@code hi} occupies in a filter of {@code nb} blocks. */
-    public static long blockOf(long hi, long nb) {
-        return Math.multiplyHigh(hi, nb) + ((hi >> 63) & nb);
     }
 
     /** True when {@code src[off, off+len)} would {@link #deserialize} without error. */
