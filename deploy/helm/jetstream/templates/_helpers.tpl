@@ -127,8 +127,8 @@ volumeMounts:
 
 {{/*
 Probes on the SmallRye health endpoints of the management port (never the public listener).
-Readiness means "listeners bound and serving", never "steady state": a bootstrap lasts hours and
-/status must stay reachable meanwhile. Call with (dict "root" $ "port" "management" "probes" .Values.ingester).
+Readiness means "listeners bound and serving" (for the archive-server: its manifest loaded), never
+"steady state": a bootstrap lasts hours and /status must stay reachable meanwhile. Call with (dict "root" $ "port" "management" "probes" .Values.ingester).
 */}}
 {{- define "jetstream.probes" -}}
 startupProbe:

@@ -14,7 +14,8 @@ import jetstream.ratelimit.KeyedRateLimiter;
 import jetstream.service.XrpcHttp;
 
 /**
- * Origin rate limits of the download and planning methods (spec §7): per client IP, a token bucket
+ * Origin rate limits of the download and planning methods (spec §7): per client ({@link
+ * ClientAddress#limitKey}: an IPv6 client by its /64, an IPv4-mapped address as IPv4), a token bucket
  * on request rate and a cap on requests in flight (a download holds its slot until the response
  * ends or the connection drops). Over a limit the answer is 429 {@code RateLimitExceeded} in the
  * XRPC envelope with {@code Retry-After}. listSegments, {@code /status} and {@code /} are not
@@ -76,7 +77,8 @@ public class ArchiveLimits {
         }
         String peer = ctx.request().remoteAddress() == null ? "" : ctx.request().remoteAddress().host();
         String header = clients.header();
-        String ip = clients.resolve(peer, header == null ? null : ctx.request().getHeader(header));
+        // One key per client as the gateway counts them: an IPv6 /64, an IPv4-mapped address as IPv4.
+        String ip = ClientAddress.limitKey(clients.resolve(peer, header == null ? null : ctx.request().getHeader(header)));
         if (rate != null) {
             long waitNanos = rate.tryAcquire(ip, System.nanoTime());
             if (waitNanos > 0) {

@@ -46,6 +46,9 @@ public final class ManifestStore {
     private final AtomicReference<State> state = new AtomicReference<>(State.EMPTY);
     private final CompletableFuture<Void> loaded = new CompletableFuture<>();
     private final Set<String> unreadable = ConcurrentHashMap.newKeySet();
+    /** Files the first load found (-1 until it has listed the directory) and has opened so far. */
+    private volatile int loadTotal = -1;
+    private volatile int loadDone;
 
     public ManifestStore(Path segmentsDir, MeterRegistry metrics) {
         this.dir = segmentsDir;
@@ -70,10 +73,20 @@ public final class ManifestStore {
         return state.get().manifest();
     }
 
-    /** The first full load; later calls go through {@link #rescan()}. */
+    /** Segment files the first load found, or -1 before it has listed the directory. */
+    public int loadTotal() {
+        return loadTotal;
+    }
+
+    /** Segment files the first load has opened so far (all of {@link #loadTotal()} once loaded). */
+    public int loadDone() {
+        return loadDone;
+    }
+
+    /** The first full load, counting its progress; later calls go through {@link #rescan()}. */
     public void initialLoad() {
         try {
-            rescan();
+            rescan(true);
             loaded.complete(null);
         } catch (IOException | RuntimeException e) {
             loaded.completeExceptionally(e);
@@ -84,39 +97,52 @@ public final class ManifestStore {
      * Compares the directory with the resident state and (re)loads new or changed files, drops
      * vanished ones. Unchanged files (same identity, size and mtime) are not reopened.
      */
-    public synchronized void rescan() throws IOException {
+    public void rescan() throws IOException {
+        rescan(false);
+    }
+
+    private synchronized void rescan(boolean first) throws IOException {
         State cur = state.get();
         Map<String, ServedSegment> next = new HashMap<>();
         boolean changed = false;
-        if (Files.isDirectory(dir)) {
-            for (SegmentName.Entry e : SegmentName.scan(dir)) {
-                String name = e.path().getFileName().toString();
-                ServedSegment old = cur.served().get(name);
-                BasicFileAttributes a;
-                try {
-                    a = Files.readAttributes(e.path(), BasicFileAttributes.class);
-                } catch (NoSuchFileException gone) {
-                    continue;
-                }
-                if (old != null && sameFile(old, a)) {
-                    next.put(name, old);
-                    continue;
-                }
-                ServedSegment fresh;
-                try {
-                    fresh = open(e.path(), name, e.index(), old != null);
-                } catch (SegmentException bad) {
-                    // One damaged file must not take the archive down: it is left out (404) and logged.
-                    LOG.errorf("segment %s is unreadable and not served: %s", name, bad.getMessage());
-                    unreadable.add(name);
-                    continue;
-                }
-                unreadable.remove(name);
-                if (fresh != null) {
-                    next.put(name, fresh);
-                    changed = true;
-                }
+        List<SegmentName.Entry> files = Files.isDirectory(dir) ? SegmentName.scan(dir) : List.of();
+        if (first) {
+            loadTotal = files.size();
+        }
+        for (int i = 0; i < files.size(); i++) {
+            if (first) {
+                loadDone = i;
             }
+            SegmentName.Entry e = files.get(i);
+            String name = e.path().getFileName().toString();
+            ServedSegment old = cur.served().get(name);
+            BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(e.path(), BasicFileAttributes.class);
+            } catch (NoSuchFileException gone) {
+                continue;
+            }
+            if (old != null && sameFile(old, a)) {
+                next.put(name, old);
+                continue;
+            }
+            ServedSegment fresh;
+            try {
+                fresh = open(e.path(), name, e.index(), old != null);
+            } catch (SegmentException bad) {
+                // One damaged file must not take the archive down: it is left out (404) and logged.
+                LOG.errorf("segment %s is unreadable and not served: %s", name, bad.getMessage());
+                unreadable.add(name);
+                continue;
+            }
+            unreadable.remove(name);
+            if (fresh != null) {
+                next.put(name, fresh);
+                changed = true;
+            }
+        }
+        if (first) {
+            loadDone = files.size();
         }
         if (changed || next.size() != cur.served().size()) {
             publish(next);

@@ -94,6 +94,8 @@ final class StatusPage {
 
         section(b, "Archive");
         row(b, t, "manifest", "archive.manifest");
+        row(b, t, "manifest load: segments opened", "archive.manifestSegmentsLoaded");
+        row(b, t, "manifest load: segments found", "archive.manifestSegmentsFound");
         row(b, t, "sealed tip (seq)", "archive.sealedTipSeq");
         row(b, t, "segments", "archive.segments");
         row(b, t, "bytes", "archive.bytes");

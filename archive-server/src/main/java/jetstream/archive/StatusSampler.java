@@ -176,6 +176,9 @@ final class StatusSampler {
         Map<String, Object> archive = new LinkedHashMap<>();
         archive.put("manifest", !store.loaded().isDone() ? "loading"
                 : store.loaded().isCompletedExceptionally() ? "load failed" : "loaded");
+        // Progress of the first load (the served segment count stays 0 until it publishes).
+        archive.put("manifestSegmentsLoaded", (long) store.loadDone());
+        archive.put("manifestSegmentsFound", store.loadTotal() < 0 ? null : (long) store.loadTotal());
         archive.put("segments", (long) m.segments().size());
         archive.put("bytes", bytes);
         archive.put("events", events);

@@ -158,14 +158,7 @@ class ArchiveOperationsTest {
         List<Socket> open = new ArrayList<>();
         try {
             for (int i = 0; i < 2; i++) {
-                Socket s = new Socket("127.0.0.1", base.getPort());
-                s.setSoTimeout(10_000);
-                // Large download, not read: the response stays in flight.
-                s.getOutputStream().write(("GET " + NS + "getSegment?name=seg_0000000002.jss HTTP/1.1\r\nHost: x\r\n"
-                        + "X-Forwarded-For: 192.0.2.50\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-                InputStream in = s.getInputStream();
-                assertEquals("HTTP/1.1 200", new String(in.readNBytes(12), StandardCharsets.US_ASCII));
-                open.add(s);
+                open.add(downloadInFlight("192.0.2.50"));
             }
             HttpResponse<String> third = get(block(0), "192.0.2.50");
             assertEquals(429, third.statusCode());
@@ -184,6 +177,40 @@ class ArchiveOperationsTest {
             status = get(block(1), "192.0.2.50").statusCode();
         }
         assertEquals(200, status);
+    }
+
+    /** A large download from {@code forwardedFor}, not read: the response stays in flight. */
+    private Socket downloadInFlight(String forwardedFor) throws IOException {
+        Socket s = new Socket("127.0.0.1", base.getPort());
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write(("GET " + NS + "getSegment?name=seg_0000000002.jss HTTP/1.1\r\nHost: x\r\n"
+                + "X-Forwarded-For: " + forwardedFor + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        InputStream in = s.getInputStream();
+        assertEquals("HTTP/1.1 200", new String(in.readNBytes(12), StandardCharsets.US_ASCII));
+        return s;
+    }
+
+    @Test
+    void ipv6ClientsAreCountedBySlash64AndIpv4MappedAsIpv4() throws Exception {
+        List<Socket> open = new ArrayList<>();
+        try {
+            // Two addresses of one /64 fill its two slots: a third address of that /64 is refused.
+            open.add(downloadInFlight("2001:db8:7:7::1"));
+            open.add(downloadInFlight("2001:db8:7:7:ffff:ffff:ffff:2"));
+            HttpResponse<String> third = get(block(0), "2001:db8:7:7::3");
+            assertEquals(429, third.statusCode(), third.body());
+            assertTrue(third.body().contains("from 2001:db8:7:7::/64"), third.body());
+            assertEquals(200, get(block(0), "2001:db8:7:8::1").statusCode(), "the next /64 is another client");
+            // An IPv4-mapped IPv6 address is the IPv4 client.
+            open.add(downloadInFlight("::ffff:192.0.2.60"));
+            open.add(downloadInFlight("192.0.2.60"));
+            assertEquals(429, get(block(0), "::ffff:c000:23c").statusCode(), "::ffff:192.0.2.60 in hex");
+            assertEquals(200, get(block(0), "192.0.2.61").statusCode());
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
     }
 
     @Test

@@ -34,6 +34,14 @@ final class DidSet {
         return Arrays.copyOf(probes, size);
     }
 
+    /** Empties the set, keeping its capacity (the seal reuses one set for every block). */
+    void clear() {
+        Arrays.fill(keys, 0, size, null);
+        Arrays.fill(probes, 0, size, null);
+        Arrays.fill(slots, 0);
+        size = 0;
+    }
+
     /** The index of {@code buf[off, off+len)}, or -1 when absent. */
     int indexOf(byte[] buf, int off, int len, GloomFilter.Probe p) {
         int s = find(buf, off, len, p.hi());

@@ -23,6 +23,8 @@ public final class FooterBuilder {
     private final DidSet segmentDids = new DidSet();
     /** Each block's distinct DIDs, as their hashes: all the per-block blooms need. */
     private final List<GloomFilter.Probe[]> blockDids = new ArrayList<>();
+    /** The current block's distinct DIDs; one set reused for every block (growing it per block was a top cost). */
+    private final DidSet blockSeen = new DidSet();
     private long events;
     private boolean anyRow;
     private long minSeq;
@@ -139,7 +141,8 @@ public final class FooterBuilder {
         long bMinW = 0;
         long bMaxW = 0;
         collections.startBlock();
-        DidSet seen = new DidSet();
+        DidSet seen = blockSeen;
+        seen.clear();
         byte[] buf = block.buffer();
         for (int i = 0; i < n; i++) {
             long seq = block.seq(i);
@@ -247,7 +250,8 @@ public final class FooterBuilder {
     }
 
     private GloomFilter.Probe[] collectDids(BlockView block) {
-        DidSet seen = new DidSet();
+        DidSet seen = blockSeen;
+        seen.clear();
         for (int i = 0; i < block.size(); i++) {
             addDid(block, i, seen);
         }

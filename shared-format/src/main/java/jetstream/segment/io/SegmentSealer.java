@@ -72,7 +72,10 @@ public final class SegmentSealer {
         }
     }
 
-    /** Derives the footer from the frames in {@code [256, footerOffset)}, stopping at the first empty block. */
+    /**
+     * Derives the footer from the frames in {@code [256, footerOffset)}, stopping at the first empty
+     * block; the frames are read and decoded ahead on a helper thread ({@link BlockPrefetch}).
+     */
     static Footer buildFooter(FileChannel ch, Path path, long footerOffset, ZstdFrames zstd) throws IOException {
         BlockFraming.Scan scan = BlockFraming.scan(ch, footerOffset);
         if (scan.hasTornTail()) {
@@ -80,22 +83,15 @@ public final class SegmentSealer {
                     path + ": torn block at " + scan.lastGoodOffset() + "; resume the file before sealing it");
         }
         FooterBuilder builder = new FooterBuilder(zstd);
-        BlockView view = new BlockView();
-        byte[] frame = new byte[0];
-        for (int i = 0; i < scan.blockCount(); i++) {
-            long len = scan.frameLengths()[i];
-            if (len > Integer.MAX_VALUE - 8) {
-                throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + ": block " + i + " frame of " + len);
+        try (BlockPrefetch blocks = new BlockPrefetch(ch, path, scan)) {
+            for (int i = 0; i < scan.blockCount(); i++) {
+                BlockView view = blocks.next();
+                if (view.size() == 0) {
+                    break;
+                }
+                builder.addBlock(scan.offsets()[i], scan.frameLengths()[i], view);
+                blocks.release(view);
             }
-            if (frame.length < len) {
-                frame = new byte[(int) Math.max(len, frame.length * 3L / 2)];
-            }
-            Channels.readFully(ch, ByteBuffer.wrap(frame, 0, (int) len), scan.offsets()[i] + 8);
-            view.decodeFrame(zstd, frame, 0, (int) len, -1);
-            if (view.size() == 0) {
-                break;
-            }
-            builder.addBlock(scan.offsets()[i], len, view);
         }
         return builder.build(footerOffset);
     }

@@ -16,6 +16,7 @@ import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
+import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
@@ -266,5 +267,27 @@ class SegmentSealerTest {
         assertEquals(30, r.header().eventCount());
         assertEquals(30, r.header().maxSeq());
         assertEquals(3, SegmentReader.open(p).blockCount());
+    }
+    /**
+     * A frame that stopped decoding after resume fails the seal with the decode error (raised on
+     * the read-ahead thread, thrown by the seal), leaves the file active, and leaves no reader thread.
+     */
+    @Test
+    void aFrameThatNoLongerDecodesFailsTheSeal() throws Exception {
+        Path p = dir.resolve(SegmentName.format(0));
+        byte[] active = activeFile(p);
+        long first = ByteBuffer.wrap(active, 256, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        long second = 256 + 8 + first;
+        long secondLen = ByteBuffer.wrap(active, (int) second, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+                int at = (int) (second + 8 + secondLen / 2);
+                ch.write(ByteBuffer.wrap(new byte[] {(byte) ~active[at], (byte) ~active[at + 1]}), at);
+            }
+            assertThrows(SegmentException.class, () -> SegmentSealer.seal(seg, zstd));
+        }
+        assertEquals(0, SegmentHeader.parse(Files.readAllBytes(p), 0).checksum(), "still active");
+        assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith("seal-reader")),
+                "the read-ahead thread ended");
     }
 }
