@@ -414,6 +414,8 @@ public final class GatewayBench {
                 "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
+        // every load-generator connection comes from 127.0.0.1: lift the default per-IP cap (100)
+        pb.environment().put("JETSTREAM_SUBSCRIBE_MAX_PER_IP", "0");
         Process p = pb.start();
         children.add(p);
         awaitReady(p, management, data.resolve("gateway.log"));
