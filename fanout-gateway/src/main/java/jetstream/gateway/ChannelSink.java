@@ -63,28 +63,29 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
     /** A failed write fails every frame queued behind it: report the first only (event loop only). */
     private boolean reported;
 
-    private ChannelSink(WebSocketConnection connection, Context context, ChannelHandlerContext vertx, boolean deflate) {
+    /**
+     * A sink writing from {@code vertx}'s position in its channel's pipeline: sets the channel's water
+     * marks to the queued-byte cap and puts the writability listener in front of that handler.
+     * Call on the channel's event loop.
+     */
+    ChannelSink(WebSocketConnection connection, Context context, ChannelHandlerContext vertx, boolean deflate,
+                long queuedByteCap) {
         this.connection = connection;
         this.context = context;
         this.vertx = vertx;
         this.channel = vertx.channel();
         this.deflate = deflate;
         this.promise = new BatchPromise(channel, this);
+        int high = (int) Math.max(1, Math.min(Integer.MAX_VALUE, queuedByteCap));
+        channel.config().setWriteBufferWaterMark(new WriteBufferWaterMark(high / 2, high));
+        if (channel.pipeline().get(NAME) == null) {
+            channel.pipeline().addBefore(vertx.name(), NAME, this);
+        }
     }
 
-    /**
-     * Binds to the connection (on its event loop, at open): sets the channel's water marks to the
-     * queued-byte cap and puts the writability and failure listener in its pipeline.
-     */
+    /** Binds to an upgraded connection, on its event loop (at open). */
     static ChannelSink attach(WebSocketConnection c, Context context, boolean deflate, long queuedByteCap) {
-        ChannelHandlerContext chctx = webSocket(c).channelHandlerContext();
-        ChannelSink sink = new ChannelSink(c, context, chctx, deflate);
-        int high = (int) Math.max(1, Math.min(Integer.MAX_VALUE, queuedByteCap));
-        sink.channel.config().setWriteBufferWaterMark(new WriteBufferWaterMark(high / 2, high));
-        if (sink.channel.pipeline().get(NAME) == null) {
-            sink.channel.pipeline().addBefore(chctx.name(), NAME, sink);
-        }
-        return sink;
+        return new ChannelSink(c, context, webSocket(c).channelHandlerContext(), deflate, queuedByteCap);
     }
 
     /** Vert.x's own WebSocket under the connection, unwrapping Vert.x Web's request-router wrapper. */
