@@ -47,14 +47,12 @@ class RecordingSink implements SubscriberSink {
 
     @Override
     public void write(WsFrame f) {
-        if (!record) {
-            // counted only
-        } else if (f.binary()) {
+        if (record && f.binary()) {
             byte[] c = f.payload().getBytes();
             byte[] out = new byte[(int) Zstd.getFrameContentSize(c)];
             int n = (int) Zstd.decompressUsingDict(out, 0, c, 0, c.length, dictionary);
             frames.add(new String(out, 0, n, java.nio.charset.StandardCharsets.UTF_8));
-        } else {
+        } else if (record) {
             frames.add(f.payload().toString());
         }
         unflushed.add(f);

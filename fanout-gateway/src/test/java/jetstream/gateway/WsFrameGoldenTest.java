@@ -58,6 +58,22 @@ class WsFrameGoldenTest {
         return out;
     }
 
+    /** Counts what the sink reports. */
+    private static final class Counts implements SubscriberSink.Listener {
+        final AtomicInteger drained = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+
+        @Override
+        public void drained() {
+            drained.incrementAndGet();
+        }
+
+        @Override
+        public void failed() {
+            failed.incrementAndGet();
+        }
+    }
+
     /** A stand-in for Vert.x's handler: the last in the pipeline, where the sink writes from. */
     private static final class Last extends ChannelDuplexHandler {}
 
@@ -253,19 +269,10 @@ class WsFrameGoldenTest {
         assertTrue(each >= f.wireBytes(), "counts at least the frame");
         EmbeddedChannel ch = channel(null);
         ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), false, 3 * each);
-        AtomicInteger drained = new AtomicInteger();
-        AtomicInteger failed = new AtomicInteger();
-        sink.listen(new SubscriberSink.Listener() {
-            @Override
-            public void drained() {
-                drained.incrementAndGet();
-            }
-
-            @Override
-            public void failed() {
-                failed.incrementAndGet();
-            }
-        });
+        Counts counts = new Counts();
+        sink.listen(counts);
+        AtomicInteger drained = counts.drained;
+        AtomicInteger failed = counts.failed;
         for (int i = 0; i < 3; i++) {
             sink.write(f);
         }
@@ -296,17 +303,9 @@ class WsFrameGoldenTest {
             }
         });
         ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), false, 1 << 20);
-        AtomicInteger failed = new AtomicInteger();
-        sink.listen(new SubscriberSink.Listener() {
-            @Override
-            public void drained() {
-            }
-
-            @Override
-            public void failed() {
-                failed.incrementAndGet();
-            }
-        });
+        Counts counts = new Counts();
+        sink.listen(counts);
+        AtomicInteger failed = counts.failed;
         WsFrame f = WsFrame.text(new byte[10]);
         sink.write(f);
         sink.write(f);
@@ -315,17 +314,9 @@ class WsFrameGoldenTest {
 
         EmbeddedChannel closed = channel(null);
         ChannelSink late = new ChannelSink(null, null, closed.pipeline().context("handler"), false, 1 << 20);
-        AtomicInteger lateFailed = new AtomicInteger();
-        late.listen(new SubscriberSink.Listener() {
-            @Override
-            public void drained() {
-            }
-
-            @Override
-            public void failed() {
-                lateFailed.incrementAndGet();
-            }
-        });
+        Counts lateCounts = new Counts();
+        late.listen(lateCounts);
+        AtomicInteger lateFailed = lateCounts.failed;
         closed.close();
         late.write(f);
         late.flush();
