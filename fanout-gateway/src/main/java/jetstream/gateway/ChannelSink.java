@@ -15,6 +15,8 @@ import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.ContinuationWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GenericFutureListener;
 import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.quarkus.websockets.next.runtime.WebSocketConnectionBase;
@@ -230,6 +232,23 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
         @Override
         public boolean setUncancellable() {
             return true;
+        }
+
+        /*
+         * A listener on a promise that never completes would never run; holding it would leak one per
+         * write (Netty's IdleStateHandler adds one to every write's promise to note the write time: the
+         * connection's idle timer sees Vert.x's pings instead, every ping interval).
+         */
+        @Override
+        public ChannelPromise addListener(GenericFutureListener<? extends Future<? super Void>> listener) {
+            return this;
+        }
+
+        @Override
+        @SafeVarargs
+        @SuppressWarnings("varargs")
+        public final ChannelPromise addListeners(GenericFutureListener<? extends Future<? super Void>>... listeners) {
+            return this;
         }
     }
 }

@@ -17,17 +17,25 @@ public final class GatewayEvent {
     private final WsFrame v2;
     private volatile WsFrame v1Zstd;
     private volatile WsFrame v2Zstd;
+    private final boolean direct;
 
     /** {@code v1} null for kinds v1 never shows; the byte arrays are the UTF-8 JSON texts. */
     public GatewayEvent(long seq, long witnessedAt, int kind, String did, String collection, byte[] v1Json,
                         byte[] v2Frame) {
+        this(seq, witnessedAt, kind, did, collection, v1Json, v2Frame, false);
+    }
+
+    /** {@code direct}: keep the frames in direct memory (live events, written to every subscriber's socket). */
+    public GatewayEvent(long seq, long witnessedAt, int kind, String did, String collection, byte[] v1Json,
+                        byte[] v2Frame, boolean direct) {
+        this.direct = direct;
         this.seq = seq;
         this.witnessedAt = witnessedAt;
         this.kind = kind;
         this.did = did;
         this.collection = collection;
-        this.v1 = v1Json == null ? null : WsFrame.text(v1Json);
-        this.v2 = WsFrame.text(v2Frame);
+        this.v1 = v1Json == null ? null : WsFrame.of(v1Json, false, direct);
+        this.v2 = WsFrame.of(v2Frame, false, direct);
     }
 
     public long seq() {
@@ -84,7 +92,7 @@ public final class GatewayEvent {
                 b = wire == Wire.V1 ? v1Zstd : v2Zstd;
                 if (b == null) {
                     byte[] src = text(wire).getBytes();
-                    b = WsFrame.binary(Dictionaries.compress(wire, src));
+                    b = WsFrame.of(Dictionaries.compress(wire, src), true, direct);
                     if (wire == Wire.V1) {
                         v1Zstd = b;
                     } else {

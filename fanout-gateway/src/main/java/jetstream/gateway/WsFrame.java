@@ -34,17 +34,23 @@ public final class WsFrame {
         this.binary = binary;
     }
 
-    /** A text message from its UTF-8 bytes (the array is kept: never modify it afterwards). */
+    /** A text message from its UTF-8 bytes, on the heap. */
     public static WsFrame text(byte[] utf8) {
-        return of(utf8, false);
+        return of(utf8, false, false);
     }
 
-    /** A binary message (the array is kept: never modify it afterwards). */
+    /** A binary message, on the heap. */
     public static WsFrame binary(byte[] bytes) {
-        return of(bytes, true);
+        return of(bytes, true, false);
     }
 
-    private static WsFrame of(byte[] payload, boolean binary) {
+    /**
+     * A message in direct memory when {@code direct} (for frames written to many sockets: a heap
+     * buffer is copied into a pooled direct one on every socket write, the largest cost of the write
+     * path). Freed with the frame by the garbage collector, like the heap form; its bytes count in
+     * the ring's budget the same.
+     */
+    public static WsFrame of(byte[] payload, boolean binary, boolean direct) {
         int op = binary ? OP_BINARY : OP_TEXT;
         if (payload.length <= MAX_FRAME) {
             // one array: header then payload; the payload view shares it
@@ -52,7 +58,7 @@ public final class WsFrame {
             byte[] a = new byte[h + payload.length];
             header(a, 0, FIN | op, payload.length);
             System.arraycopy(payload, 0, a, h, payload.length);
-            ByteBuf wire = Unpooled.wrappedBuffer(a);
+            ByteBuf wire = wrap(a, direct);
             return new WsFrame(wire, wire.slice(h, payload.length), binary);
         }
         // rare (over 64 KiB): fragments interleave headers, so the payload keeps its own array
@@ -70,7 +76,17 @@ public final class WsFrame {
             System.arraycopy(payload, off, a, at, len);
             at += len;
         }
-        return new WsFrame(Unpooled.wrappedBuffer(a), Unpooled.wrappedBuffer(payload), binary);
+        return new WsFrame(wrap(a, direct), Unpooled.wrappedBuffer(payload), binary);
+    }
+
+    private static ByteBuf wrap(byte[] a, boolean direct) {
+        if (!direct || a.length == 0) {
+            return Unpooled.wrappedBuffer(a);
+        }
+        // a JDK direct buffer: Netty's wrapper of it does not free it on release, the JDK's cleaner does
+        java.nio.ByteBuffer d = java.nio.ByteBuffer.allocateDirect(a.length);
+        d.put(a).flip();
+        return Unpooled.wrappedBuffer(d);
     }
 
     static int headerLength(int len) {

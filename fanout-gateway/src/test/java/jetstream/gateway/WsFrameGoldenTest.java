@@ -130,6 +130,14 @@ class WsFrameGoldenTest {
         }
         second.flush();
         assertArrayEquals(once, drain(again), "a shared frame reads the same for every subscriber");
+        // the direct-memory form (live events) writes the same bytes
+        EmbeddedChannel direct = channel(deflate);
+        ChannelSink third = new ChannelSink(null, null, direct.pipeline().context("handler"), deflate != null, 4L << 20);
+        for (byte[] m : messages) {
+            third.write(WsFrame.of(m, binary, true));
+        }
+        third.flush();
+        assertArrayEquals(once, drain(direct), "direct frames");
         return once;
     }
 
@@ -289,6 +297,25 @@ class WsFrameGoldenTest {
         assertEquals(4 * each, sink.writtenBytes());
         assertEquals(4, drain(ch).length / f.wireBytes());
         assertEquals(0, failed.get());
+    }
+
+    /** Netty's idle handler adds a listener to every write's promise: the one shared promise must not keep them. */
+    @Test
+    void theSharedPromiseHoldsNoListeners() throws Exception {
+        EmbeddedChannel ch = channel(null);
+        ch.pipeline().addFirst(new io.netty.handler.timeout.IdleStateHandler(0, 0, 120));
+        ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), false, 1 << 20);
+        WsFrame f = WsFrame.text(new byte[10]);
+        for (int i = 0; i < 1000; i++) {
+            sink.write(f);
+        }
+        sink.flush();
+        java.lang.reflect.Field promise = ChannelSink.class.getDeclaredField("promise");
+        promise.setAccessible(true);
+        java.lang.reflect.Field listeners = io.netty.util.concurrent.DefaultPromise.class.getDeclaredField("listeners");
+        listeners.setAccessible(true);
+        assertEquals(null, listeners.get(promise.get(sink)));
+        assertEquals(1000, drain(ch).length / f.wireBytes());
     }
 
     /** A failed write reports once, however many frames were queued behind it; a write after close is no failure. */
