@@ -27,9 +27,9 @@ import io.vertx.core.http.impl.WebSocketInternal;
  * A subscriber's transport on the Netty channel under its websockets-next connection. websockets-next
  * and Vert.x write every message through a future and callbacks of their own; the events are already
  * complete frames ({@link WsFrame}), so this writes them on the channel directly: a duplicate of the
- * shared frame per subscriber, from Vert.x's own handler context (so the frames take the same path and
- * order as the pings and close frames Vert.x writes, all on the connection's event loop), and one
- * flush per batch. On a permessage-deflate connection the message goes as Netty frame objects over
+ * shared frame per subscriber, from the pipeline's first handler context (in order with the pings and
+ * close frames Vert.x writes: every write runs synchronously on the connection's event loop), and
+ * one flush per batch. On a permessage-deflate connection the message goes as Netty frame objects over
  * the shared payload instead, which the per-connection (context-takeover) encoder compresses and the
  * frame encoder frames exactly as Vert.x would have.
  *
@@ -57,6 +57,13 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
     private final Context context;
     /** Vert.x's handler: writes from here run through the (deflate and) frame encoders like Vert.x's own. */
     private final ChannelHandlerContext vertx;
+    /**
+     * Where ready frames enter: the first handler's context, so they go straight to the socket past
+     * handlers that pass a plain buffer on unchanged (WebSocket and HTTP encoders, the idle handler,
+     * flush consolidation: a batch is flushed once anyway); Vert.x's context on a deflate connection
+     * (the frames must be compressed) or under TLS (the bytes must be encrypted).
+     */
+    private final ChannelHandlerContext entry;
     private final Channel channel;
     private final boolean deflate;
     private final ChannelPromise promise;
@@ -75,6 +82,8 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
         this.connection = connection;
         this.context = context;
         this.vertx = vertx;
+        this.entry = deflate || vertx.channel().pipeline().get(io.netty.handler.ssl.SslHandler.class) != null
+                ? vertx : vertx.channel().pipeline().firstContext();
         this.channel = vertx.channel();
         this.deflate = deflate;
         this.promise = new BatchPromise(channel, this);
@@ -114,7 +123,7 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
     public void write(WsFrame frame) {
         long before = pendingBytes();
         if (!deflate) {
-            vertx.write(frame.wire(), promise);
+            entry.write(frame.wire(), promise);
         } else {
             int len = frame.payloadBytes();
             if (len <= WsFrame.MAX_FRAME) {
@@ -138,7 +147,7 @@ final class ChannelSink extends ChannelInboundHandlerAdapter implements Subscrib
 
     @Override
     public void flush() {
-        vertx.flush();
+        entry.flush();
     }
 
     @Override

@@ -302,9 +302,10 @@ class WsFrameGoldenTest {
     /** Netty's idle handler adds a listener to every write's promise: the one shared promise must not keep them. */
     @Test
     void theSharedPromiseHoldsNoListeners() throws Exception {
-        EmbeddedChannel ch = channel(null);
+        // a deflate connection: its frames take Vert.x's path, through the idle handler
+        EmbeddedChannel ch = channel(deflate(""));
         ch.pipeline().addFirst(new io.netty.handler.timeout.IdleStateHandler(0, 0, 120));
-        ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), false, 1 << 20);
+        ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), true, 1 << 20);
         WsFrame f = WsFrame.text(new byte[10]);
         for (int i = 0; i < 1000; i++) {
             sink.write(f);
@@ -315,20 +316,21 @@ class WsFrameGoldenTest {
         java.lang.reflect.Field listeners = io.netty.util.concurrent.DefaultPromise.class.getDeclaredField("listeners");
         listeners.setAccessible(true);
         assertEquals(null, listeners.get(promise.get(sink)));
-        assertEquals(1000, drain(ch).length / f.wireBytes());
+        assertTrue(drain(ch).length > 1000, "every frame went out");
     }
 
     /** A failed write reports once, however many frames were queued behind it; a write after close is no failure. */
     @Test
     void aFailedWriteReportsOnce() {
-        EmbeddedChannel ch = channel(null);
-        ch.pipeline().addFirst(new io.netty.channel.ChannelOutboundHandlerAdapter() {
+        // a socket that fails every write, as a reset peer does
+        EmbeddedChannel ch = new EmbeddedChannel() {
             @Override
-            public void write(ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise promise) {
-                io.netty.util.ReferenceCountUtil.release(msg);
-                promise.setFailure(new java.io.IOException("broken pipe"));
+            protected void doWrite(io.netty.channel.ChannelOutboundBuffer in) throws Exception {
+                throw new java.io.IOException("broken pipe");
             }
-        });
+        };
+        ch.pipeline().addLast("wsencoder", new WebSocket13FrameEncoder(false));
+        ch.pipeline().addLast("handler", new Last());
         ChannelSink sink = new ChannelSink(null, null, ch.pipeline().context("handler"), false, 1 << 20);
         Counts counts = new Counts();
         sink.listen(counts);
