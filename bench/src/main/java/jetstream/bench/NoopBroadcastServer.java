@@ -101,6 +101,25 @@ public final class NoopBroadcastServer {
                 .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         System.out.println("FLOOR port " + port + " loops " + loops);
         System.out.flush();
+        drive(frameBytes, payloads -> {
+            List<Buffer> frames = new ArrayList<>(payloads.size());
+            for (byte[] f : payloads) {
+                frames.add(Buffer.buffer(f));
+            }
+            for (Loop l : LOOPS) {
+                l.broadcast(frames);
+            }
+        });
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        System.exit(0);
+    }
+
+    /**
+     * The floors' driver: a ticker thread handing {@code broadcast} each tick's event payloads at the
+     * rate set on stdin ({@link #template} stamped with the time), and the stdin loop; returns on
+     * {@code exit} or end of input.
+     */
+    static void drive(int frameBytes, java.util.function.Consumer<List<byte[]>> broadcast) throws java.io.IOException {
         byte[] template = template(frameBytes);
         int digitsAt = "{\"time_us\":".length();
         long offset = GatewayLoadGen.realtimeOffsetMicros();
@@ -113,15 +132,13 @@ public final class NoopBroadcastServer {
                 if (due == 0) {
                     continue;
                 }
-                List<Buffer> frames = new ArrayList<>((int) due);
+                List<byte[]> payloads = new ArrayList<>((int) due);
                 for (long i = 0; i < due; i++) {
                     byte[] f = template.clone();
                     writeDigits(f, digitsAt, System.nanoTime() / 1000 + offset);
-                    frames.add(Buffer.buffer(f));
+                    payloads.add(f);
                 }
-                for (Loop l : LOOPS) {
-                    l.broadcast(frames);
-                }
+                broadcast.accept(payloads);
             }
         }, "floor-ticker");
         ticker.setDaemon(true);
@@ -138,8 +155,6 @@ public final class NoopBroadcastServer {
                 break;
             }
         }
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        System.exit(0);
     }
 
     /** {@code {"time_us":0000000000000000,"pad":"xxx…"}} of exactly {@code size} bytes (16 time digits). */

@@ -4,36 +4,10 @@ import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 
 /** Binds a {@link Subscriber} to a websockets-next connection. */
 final class Connections {
     private Connections() {}
-
-    static SubscriberSink sink(WebSocketConnection c, Vertx vertx) {
-        Context ctx = Vertx.currentContext() != null ? Vertx.currentContext() : vertx.getOrCreateContext();
-        return new SubscriberSink() {
-            @Override
-            public void sendText(Buffer utf8, Runnable done, Runnable failed) {
-                TextFrames.write(c, utf8).onComplete(r -> (r.succeeded() ? done : failed).run());
-            }
-
-            @Override
-            public void sendBinary(Buffer frame, Runnable done, Runnable failed) {
-                TextFrames.writeBinary(c, frame).onComplete(r -> (r.succeeded() ? done : failed).run());
-            }
-
-            @Override
-            public void close(int code, String reason) {
-                c.close(new CloseReason(code, reason)).subscribe().with(v -> { }, t -> { });
-            }
-
-            @Override
-            public void execute(Runnable task) {
-                ctx.runOnContext(v -> task.run());
-            }
-        };
-    }
 
     /** Opens the subscriber prepared by the upgrade filter; closes 1011 if the preparation is missing. */
     static Subscriber open(Gateway gateway, WebSocketConnection c, Vertx vertx) {
@@ -42,8 +16,10 @@ final class Connections {
             c.close(new CloseReason(1011, "subscription was not prepared")).subscribe().with(v -> { }, t -> { });
             return null;
         }
+        Context ctx = Vertx.currentContext() != null ? Vertx.currentContext() : vertx.getOrCreateContext();
+        SubscriberSink sink = ChannelSink.attach(c, ctx, p.deflate(), gateway.settings().queuedByteCap());
         Subscriber s = new Subscriber(p.wire(), p.zstd(), p.deflate(), p.options(), gateway.ring(), gateway.cold(),
-                sink(c, vertx), gateway.metrics(), gateway.settings(), System::nanoTime);
+                sink, gateway.metrics(), gateway.settings(), System::nanoTime);
         gateway.register(s);
         c.userData().put(KEY, s);
         c.userData().put(HELD, p);

@@ -15,6 +15,17 @@ public final class EventEncoder {
     private final V2Json v2 = new V2Json();
     private final JsonBuffer buf = new JsonBuffer(4096);
     private final WireEvent wire = new WireEvent();
+    private final boolean direct;
+
+    /** Frames on the heap (cold replay: each event goes to one subscriber). */
+    public EventEncoder() {
+        this(false);
+    }
+
+    /** {@code direct}: frames in direct memory (live events, written to every subscriber's socket). */
+    public EventEncoder(boolean direct) {
+        this.direct = direct;
+    }
 
     /** Renders a row whose display time is its witnessed time (no imported {@code indexed_at}). */
     public GatewayEvent encode(long seq, long timeMicros, int kind, String did, String collection, String rkey,
@@ -33,7 +44,7 @@ public final class EventEncoder {
         }
         buf.reset();
         v2.writeMessage(wire, buf);
-        return new GatewayEvent(seq, witnessedAt, kind, did, collection, v1Json, buf.toByteArray());
+        return new GatewayEvent(seq, witnessedAt, kind, did, collection, v1Json, buf.toByteArray(), direct);
     }
 
     /** Renders row {@code i} of a decoded block. */

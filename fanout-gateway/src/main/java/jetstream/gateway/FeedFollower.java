@@ -43,7 +43,7 @@ public final class FeedFollower implements AutoCloseable {
     private final Executor background;
     private final State state;
     private final Runnable encodeError;
-    private final EventEncoder encoder = new EventEncoder();
+    private final EventEncoder encoder = new EventEncoder(true);
     private volatile FeedClient client;
     private volatile boolean closed;
     private boolean everConnected;

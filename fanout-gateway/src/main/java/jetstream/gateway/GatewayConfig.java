@@ -40,7 +40,7 @@ public interface GatewayConfig {
     @WithDefault("5")
     double subscribeSlowMinRate();
 
-    /** {@code JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP}: per-connection cap on written, unflushed frame bytes (gateway-specific). */
+    /** {@code JETSTREAM_SUBSCRIBE_QUEUED_BYTES_CAP}: per-connection cap on frame bytes not yet taken by the socket, the channel's high water mark (gateway-specific). */
     @WithDefault("4194304")
     long subscribeQueuedBytesCap();
 

@@ -2,7 +2,7 @@ package jetstream.gateway;
 
 /**
  * Tunables of every subscriber: the reference's {@code --subscribe-*} flags plus the gateway's own
- * per-connection cap on queued (written, not yet flushed) frame bytes and the optional per-connection
+ * per-connection cap on queued (written, not yet taken by the socket) frame bytes and the optional per-connection
  * event-rate cap ({@code maxEventsPerSecond}, 0 = off). The lag threshold is the reference's fixed
  * 100,000 events (not a flag); tests lower it.
  */

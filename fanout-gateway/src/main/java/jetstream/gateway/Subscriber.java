@@ -3,12 +3,10 @@ package jetstream.gateway;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 import org.jboss.logging.Logger;
 
-import io.vertx.core.buffer.Buffer;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.ratelimit.TokenBucket;
@@ -19,10 +17,12 @@ import jetstream.wire.V2Json;
  * One subscription: pulls events at its own pace from the ring (or from segments while below the
  * ring floor), filters them on precomputed keys, and writes the shared pre-rendered frame of each
  * match. There is no per-subscriber event buffer: the only per-connection memory is the frames
- * handed to the socket and not yet flushed, capped at {@link SubscribeSettings#queuedByteCap()}
- * (checked between read batches, so at most one batch beyond the cap);
- * at the cap the subscriber stops pulling and falls behind, where the slow-consumer rule and the
- * write timeout apply. All state changes run on the connection's thread ({@link SubscriberSink#execute}).
+ * handed to the socket and not yet taken by it, capped at {@link SubscribeSettings#queuedByteCap()}
+ * (the transport's {@link SubscriberSink#writable()}, checked between read batches, so at most one
+ * batch beyond the cap); at the cap the subscriber stops pulling and falls behind, where the
+ * slow-consumer rule and the write timeout apply. Each batch is written without a future or callback
+ * per frame and flushed once; the sent counters move once per batch. All state changes and writes
+ * run on the connection's thread ({@link SubscriberSink#execute}).
  */
 public final class Subscriber {
     private static final Logger LOG = Logger.getLogger(Subscriber.class);
@@ -40,11 +40,15 @@ public final class Subscriber {
     private final SubscribeSettings settings;
     private final LongSupplier nanoClock;
     private final SlowConsumerDetector detector;
-    private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final List<GatewayEvent> batch = new ArrayList<>();
     private volatile Options options;
-    private volatile long lastProgressNanos;
+    /** Bytes the socket had taken when last seen to move; sweep thread only. */
+    private long lastTaken;
+    private long lastProgressNanos;
+    /** Events and payload bytes written since the last flush: counted as sent once per batch. */
+    private int batchEvents;
+    private long batchBytes;
     private volatile boolean closed;
     /** Set when the server ended the stream (any reason); a transport close without it is a clean disconnect. */
     private volatile boolean serverClosed;
@@ -82,6 +86,17 @@ public final class Subscriber {
         this.lastPongNanos = lastProgressNanos;
         double rate = settings.maxEventsPerSecond();
         this.eventBudget = rate > 0 ? new TokenBucket(rate, Math.max(1, Math.ceil(rate)), lastProgressNanos) : null;
+        sink.listen(new SubscriberSink.Listener() {
+            @Override
+            public void drained() {
+                schedule();
+            }
+
+            @Override
+            public void failed() {
+                sink.execute(() -> disconnect(SubscribeMetrics.Disconnect.WRITE_ERROR, 1011, "write failed"));
+            }
+        });
     }
 
     public SubscribeMetrics.Compression compression() {
@@ -102,6 +117,7 @@ public final class Subscriber {
         started = true;
         if (info != null) {
             write(info.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            flush();
         }
         pump();
     }
@@ -180,9 +196,20 @@ public final class Subscriber {
         }
     }
 
-    /** Closes a connection whose oldest unflushed write is older than the write timeout. */
+    /**
+     * Closes a connection whose socket took none of its pending bytes for the write timeout. Called
+     * by the periodic sweep (one thread): progress is the socket having taken more bytes than at the
+     * last call, so the timeout is measured to within one sweep period.
+     */
     public boolean checkWriteTimeout(long nowNanos) {
-        if (!closed && queuedBytes.get() > 0 && nowNanos - lastProgressNanos > settings.writeTimeoutNanos()) {
+        long pending = sink.pendingBytes();
+        long taken = sink.writtenBytes() - pending;
+        if (pending <= 0 || taken != lastTaken) {
+            lastTaken = taken;
+            lastProgressNanos = nowNanos;
+            return false;
+        }
+        if (!closed && nowNanos - lastProgressNanos > settings.writeTimeoutNanos()) {
             disconnect(SubscribeMetrics.Disconnect.WRITE_TIMEOUT, 1008, "write timeout");
             return true;
         }
@@ -199,7 +226,7 @@ public final class Subscriber {
     }
 
     private void pump() {
-        while (!closed && !coldInFlight && queuedBytes.get() < settings.queuedByteCap()) {
+        while (!closed && !coldInFlight && sink.writable()) {
             batch.clear();
             int n = ring.read(next, settings.readBatch(), batch);
             if (n < 0) {
@@ -219,6 +246,7 @@ public final class Subscriber {
                 deliver(e);
             }
             batch.clear();
+            flush();
             if (slow()) {
                 return;
             }
@@ -250,6 +278,7 @@ public final class Subscriber {
                         }
                         deliver(e);
                     }
+                    flush();
                     stalledReads = b.next() > next || !b.events().isEmpty() ? 0 : stalledReads + 1;
                     next = Math.max(next, b.next());
                     if (stalledReads >= STALL_LIMIT) {
@@ -299,6 +328,7 @@ public final class Subscriber {
             JsonBuffer b = new JsonBuffer(128);
             V2Json.writeError(name, message, b);
             write(b.toByteArray());
+            flush();
         }
         close(code, name);
     }
@@ -323,44 +353,27 @@ public final class Subscriber {
                     + " events per second on one connection; reconnect with cursor=" + e.seq(), 1008);
             return;
         }
-        if (zstd) {
-            Buffer b = e.zstd(wire);
-            send(null, b, b.length());
-        } else {
-            send(e.text(wire), null, e.textBytes(wire));
-        }
+        send(zstd ? e.zstdFrame(wire) : e.textFrame(wire));
     }
 
     /** A frame made for this connection only (info, error). */
     private void write(byte[] utf8) {
-        if (zstd) {
-            Buffer b = Buffer.buffer(Dictionaries.compress(wire, utf8));
-            send(null, b, b.length());
-        } else {
-            send(Buffer.buffer(utf8), null, utf8.length);
-        }
+        send(zstd ? WsFrame.binary(Dictionaries.compress(wire, utf8)) : WsFrame.text(utf8));
     }
 
-    private void send(Buffer text, Buffer binary, int bytes) {
-        if (queuedBytes.getAndAdd(bytes) == 0) {
-            lastProgressNanos = nanoClock.getAsLong();
-        }
-        Runnable done = () -> {
-            lastProgressNanos = nanoClock.getAsLong();
-            metrics.sent(compression, bytes);
-            long left = queuedBytes.addAndGet(-bytes);
-            if (left < settings.queuedByteCap() && left + bytes >= settings.queuedByteCap()) {
-                schedule();
-            }
-        };
-        Runnable failed = () -> {
-            queuedBytes.addAndGet(-bytes);
-            disconnect(SubscribeMetrics.Disconnect.WRITE_ERROR, 1011, "write failed");
-        };
-        if (binary != null) {
-            sink.sendBinary(binary, done, failed);
-        } else {
-            sink.sendText(text, done, failed);
+    private void send(WsFrame f) {
+        sink.write(f);
+        batchEvents++;
+        batchBytes += f.payloadBytes();
+    }
+
+    /** Ends a batch: one flush, and the sent counters moved once. */
+    private void flush() {
+        if (batchEvents > 0) {
+            sink.flush();
+            metrics.sent(compression, batchEvents, batchBytes);
+            batchEvents = 0;
+            batchBytes = 0;
         }
     }
 }

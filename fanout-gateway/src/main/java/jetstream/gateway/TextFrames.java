@@ -1,47 +1,21 @@
 package jetstream.gateway;
 
-import io.quarkus.websockets.next.WebSocketConnection;
-import io.quarkus.websockets.next.runtime.WebSocketConnectionBase;
-import io.vertx.core.Future;
-import io.vertx.core.buffer.Buffer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.vertx.core.http.HttpConnection;
-import io.vertx.core.http.WebSocketBase;
-import io.vertx.core.http.WebSocketFrameType;
-import io.vertx.core.http.impl.ws.WebSocketFrameImpl;
 import io.vertx.core.net.impl.ConnectionBase;
-import java.lang.reflect.Method;
 
 /**
- * Writes a message from bytes that many subscribers share. websockets-next only sends text from a
- * {@code String}, which Vert.x encodes to UTF-8 again on every send, and sends binary through a
- * Mutiny {@code Uni} per message; the events are already bytes, so this writes frames over the
- * connection's Vert.x WebSocket directly, each a view of the shared bytes (Vert.x heap buffers are
- * not released by the write, so the views stay valid). Messages larger than {@link #MAX_FRAME} are
- * fragmented as Vert.x's own message writers do.
+ * Transport settings of a subscription's connection, applied by the upgrade filter before the upgrade.
  *
- * <p>Vert.x flushes the socket after every frame written outside a read; a subscriber's pump writes
- * a whole batch in one event-loop task, so {@link #consolidateFlushes} lets Netty coalesce those
- * flushes into one write per task (at most {@link #FLUSH_EVERY} frames per write).
+ * <p>Subscribers write a whole batch in one event-loop task and flush once ({@link ChannelSink}), but
+ * Vert.x's own writes (pings, close frames) flush each time; {@link #consolidateFlushes} lets Netty
+ * coalesce flushes outside a read into one socket write per task (at most {@link #FLUSH_EVERY} per write).
  */
 final class TextFrames {
-    /** Vert.x's default {@code maxWebSocketFrameSize}, the fragment size of its message writers. */
-    static final int MAX_FRAME = 65_536;
     /** Frames written before a flush is forced even within one task (Netty's default). */
     static final int FLUSH_EVERY = 256;
     private static final String CONSOLIDATION = "jetstream-flush-consolidation";
-
-    private static final Method WEB_SOCKET;
-
-    static {
-        try {
-            WEB_SOCKET = WebSocketConnectionBase.class.getDeclaredMethod("webSocket");
-            WEB_SOCKET.setAccessible(true);
-        } catch (NoSuchMethodException e) {
-            throw new ExceptionInInitializerError("websockets-next no longer exposes its Vert.x WebSocket: " + e);
-        }
-    }
 
     private TextFrames() {}
 
@@ -78,33 +52,5 @@ final class TextFrames {
                 p.remove(EXTENSION_HANDLER);
             }
         }
-    }
-
-    static Future<Void> write(WebSocketConnection c, Buffer utf8) {
-        return write(c, utf8, WebSocketFrameType.TEXT);
-    }
-
-    static Future<Void> writeBinary(WebSocketConnection c, Buffer frame) {
-        return write(c, frame, WebSocketFrameType.BINARY);
-    }
-
-    private static Future<Void> write(WebSocketConnection c, Buffer bytes, WebSocketFrameType first) {
-        WebSocketBase ws;
-        try {
-            ws = (WebSocketBase) WEB_SOCKET.invoke(c);
-        } catch (ReflectiveOperationException e) {
-            return Future.failedFuture(e);
-        }
-        int len = bytes.length();
-        if (len <= MAX_FRAME) {
-            return ws.writeFrame(new WebSocketFrameImpl(first, bytes.getByteBuf(), true));
-        }
-        Future<Void> last = null;
-        for (int off = 0; off < len; off += MAX_FRAME) {
-            int end = Math.min(len, off + MAX_FRAME);
-            WebSocketFrameType type = off == 0 ? first : WebSocketFrameType.CONTINUATION;
-            last = ws.writeFrame(new WebSocketFrameImpl(type, bytes.slice(off, end).getByteBuf(), end == len));
-        }
-        return last;
     }
 }

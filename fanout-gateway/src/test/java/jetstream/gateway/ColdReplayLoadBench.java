@@ -18,7 +18,6 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.buffer.Buffer;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.replay.BlockCache;
 import jetstream.replay.SegmentCatalog;
@@ -50,15 +49,16 @@ class ColdReplayLoadBench {
 
         Sink(long[] appendedAt, int capacity) {
             super(Dictionaries.v2Bytes());
+            record = false;
             this.appendedAt = appendedAt;
             this.latencies = new long[capacity];
         }
 
         @Override
-        public void sendText(Buffer utf8, Runnable done, Runnable failed) {
-            if (latencies.length > 0 && utf8.toString().contains("#commit")) {
+        protected void flushed(WsFrame f) {
+            if (latencies.length > 0 && f.payload().toString().contains("#commit")) {
                 // Commits only: other kinds carry the relay's seq inside their payload.
-                String s = utf8.toString();
+                String s = f.payload().toString();
                 int at = s.lastIndexOf("\"seq\":") + 6;
                 int end = at;
                 while (Character.isDigit(s.charAt(end))) {
@@ -72,7 +72,7 @@ class ColdReplayLoadBench {
             } else {
                 count.incrementAndGet();
             }
-            execute(done);
+            execute(() -> taken(f));
         }
     }
 

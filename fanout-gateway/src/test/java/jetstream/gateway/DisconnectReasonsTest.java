@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.buffer.Buffer;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.replay.BlockCache;
 import jetstream.replay.ColdReader;
@@ -107,8 +106,8 @@ class DisconnectReasonsTest {
     void writeError() throws Exception {
         RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes()) {
             @Override
-            public void sendText(Buffer utf8, Runnable done, Runnable failed) {
-                execute(failed);
+            protected void flushed(WsFrame f) {
+                listener.failed();
             }
         };
         Subscriber s = subscriber(ring(1, 5), cold(dir), sink);

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.buffer.Buffer;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.filter.V2Params;
 import jetstream.replay.BlockCache;
@@ -49,14 +48,11 @@ class SlowConsumerTest {
         }
 
         @Override
-        public void sendText(Buffer utf8, Runnable done, Runnable failed) {
-            frames.add(utf8.toString());
-            timer.schedule(() -> execute(done), 20, TimeUnit.MILLISECONDS);
-        }
-
-        @Override
-        public void sendBinary(Buffer frame, Runnable done, Runnable failed) {
-            throw new AssertionError("uncompressed test");
+        protected void flushed(WsFrame f) {
+            if (f.binary()) {
+                throw new AssertionError("uncompressed test");
+            }
+            timer.schedule(() -> execute(() -> taken(f)), 20, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -65,6 +61,7 @@ class SlowConsumerTest {
                 Executors.newSingleThreadExecutor());
         // Lag threshold 500 events, 300 ms window, at least 2,000 events/s; tiny queue cap so writes pace reads.
         SubscribeSettings settings = new SubscribeSettings(8, 300_000_000L, 2000, 1, 5_000_000_000L, 500);
+        sink.cap = settings.queuedByteCap();
         return new Subscriber(Wire.V2, false, false, new Subscriber.Options(filter, 0), ring, cold, sink,
                 new SubscribeMetrics(reg), settings, System::nanoTime);
     }

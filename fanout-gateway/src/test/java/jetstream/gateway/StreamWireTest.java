@@ -98,7 +98,7 @@ class StreamWireTest extends FixtureTestBase {
         TestRows.Row big = new TestRows.Row(seq, TestRows.BASE_TIME + seq * 1000, 1, TestRows.did(1),
                 "app.bsky.feed.post", "3lbig", "3m" + Long.toString(seq, 32), w.toByteArray());
         GatewayEvent e = big.encode(new EventEncoder());
-        assertTrue(e.textBytes(Wire.V1) > 2 * TextFrames.MAX_FRAME, "spans several frames");
+        assertTrue(e.textBytes(Wire.V1) > 2 * WsFrame.MAX_FRAME, "spans several frames");
         gateway.ring().append(e);
         gateway.ring().publish();
         String got1 = v1.next();
@@ -122,7 +122,7 @@ class StreamWireTest extends FixtureTestBase {
         TestRows.Row big = new TestRows.Row(seq, TestRows.BASE_TIME + seq * 1000, 1, TestRows.did(1),
                 "app.bsky.feed.post", "3lbig", "3m" + Long.toString(seq, 32), w.toByteArray());
         GatewayEvent e = big.encode(new EventEncoder());
-        assertTrue(e.zstd(Wire.V2).length() > 2 * TextFrames.MAX_FRAME, "the compressed frame spans several frames");
+        assertTrue(e.zstd(Wire.V2).length() > 2 * WsFrame.MAX_FRAME, "the compressed frame spans several frames");
         gateway.ring().append(e);
         gateway.ring().publish();
         assertEquals(e.text(Wire.V2).toString(), v2.next());
