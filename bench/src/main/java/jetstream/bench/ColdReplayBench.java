@@ -1,0 +1,386 @@
+package jetstream.bench;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import jetstream.atproto.DecodeException;
+import jetstream.atproto.firehose.ArchiveRow;
+import jetstream.atproto.firehose.FrameDecoder;
+import jetstream.atproto.firehose.RelayFrameFile;
+import jetstream.atproto.firehose.RowConverter;
+import jetstream.atproto.json.JsonBuffer;
+import jetstream.feed.FeedCodec;
+import jetstream.ingester.writer.ReadableLog;
+import jetstream.segment.BlockView;
+import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentName;
+import jetstream.segment.io.SegmentWriter;
+import jetstream.wire.V1Json;
+import jetstream.wire.WireEvent;
+
+/**
+ * Cold replay at scale (issue 21): one v1 subscriber replays from seq 1 over an archive of sealed
+ * segments, through the packaged gateway (a child JVM with a bounded heap and the cold-replay budget
+ * off, {@code JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC=0}).
+ *
+ * <p>The archive is the real relay corpus ({@code jetstream-corpus/relay_frames.bin} → archive rows),
+ * cycled with fresh seqs and recent times until the sealed segment files reach {@code mib}; it is
+ * written once into {@code data} (or a temporary directory) and reused when that directory already
+ * holds one. This JVM serves the ingester's feed (steady state, the ring's tip just past the archive),
+ * so every archived event reaches the subscriber through cold replay.
+ *
+ * <p>Floors, measured in this JVM on the same blocks before the gateway starts: decode only (zstd
+ * frame → {@link BlockView}, every row touched) and decode plus the v1 JSON rendering. Reported: events
+ * per second delivered to the one connection (first request to the last archived event received),
+ * the gateway's CPU over that window, its heap peak ({@code jvm_memory_used_bytes{area="heap"}}
+ * polled every 250 ms) and the load average.
+ *
+ * <p>Usage: {@code bench/run --main jetstream.bench.ColdReplayBench [key=value …]}: {@code mib} (sealed
+ * archive size, default 256; the issue's figure is {@code mib=10240}), {@code segmentMib} (segment size,
+ * default 64; production 256), {@code xmx} (gateway heap, default 512m), {@code data} (archive directory
+ * to create or reuse; kept), {@code jar} (another packaged gateway), {@code jfr} (a file: record the
+ * gateway with JFR's profile settings), {@code keep=true} (keep a temporary data directory).
+ */
+public final class ColdReplayBench {
+    private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
+            Pattern.MULTILINE);
+    private static final String MARKER = "cold-replay-archive.properties";
+
+    private final Map<String, String> opts;
+    private final Path root = Path.of(System.getProperty("jetstream.root", ".")).toAbsolutePath().normalize();
+    private Path data;
+    private boolean temporary;
+    private Process gateway;
+    private int port;
+    private int management;
+    private volatile boolean probing = true;
+
+    private ColdReplayBench(Map<String, String> opts) {
+        this.opts = opts;
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
+        ColdReplayBench b = new ColdReplayBench(GatewayBench.keyValues(args));
+        try {
+            b.run();
+        } finally {
+            b.stop();
+        }
+        System.exit(0);
+    }
+
+    /** What the generator wrote: seqs 1..lastSeq in sealed segments, times from firstTime one µs apart. */
+    private record Archive(long lastSeq, long firstTime, long bytes) {}
+
+    private void run() throws Exception {
+        String loadBefore = GatewayBench.loadAverage();
+        if (opts.containsKey("data")) {
+            data = Path.of(opts.get("data")).toAbsolutePath();
+        } else {
+            data = Files.createTempDirectory("coldbench");
+            temporary = true;
+        }
+        Archive archive = archive(Long.parseLong(opts.getOrDefault("mib", "256")) << 20,
+                Long.parseLong(opts.getOrDefault("segmentMib", "64")) << 20);
+        long[] decodeFloor = floor(false);
+        long[] renderFloor = floor(true);
+        long visible = renderFloor[0];
+
+        ReadableLog log = GatewayBench.serveFeed(data, 16L << 20);
+        // The ring's tip just past the archive: seqs 1..lastSeq are served by cold replay only.
+        byte[] did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);
+        byte[] coll = "app.bsky.feed.like".getBytes(StandardCharsets.US_ASCII);
+        byte[] rev = "3lzzzzzzzzzzz".getBytes(StandardCharsets.US_ASCII);
+        byte[] payload = {(byte) 0xa0};
+        for (long seq = archive.lastSeq() + 1; seq <= archive.lastSeq() + 10; seq++) {
+            byte[] rkey = ("3l" + seq).getBytes(StandardCharsets.US_ASCII);
+            log.appendEvent(seq, FeedCodec.encodeEvent(seq, System.currentTimeMillis() * 1000, 0, 1, did, 0, did.length,
+                    coll, 0, coll.length, rkey, 0, rkey.length, rev, 0, rev.length, payload, 0, payload.length));
+        }
+        log.advanceDurable(archive.lastSeq() + 10);
+        startGateway();
+
+        AtomicLong heapPeak = new AtomicLong();
+        Thread prober = new Thread(() -> probe(heapPeak), "heap-prober");
+        prober.setDaemon(true);
+        prober.start();
+
+        Vertx vertx = Vertx.vertx();
+        WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxMessageSize(1 << 24)
+                .setConnectTimeout(60_000));
+        AtomicLong received = new AtomicLong();
+        AtomicLong bytes = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        long[] lastAt = new long[1];
+        long cpu0 = GatewayBench.cpuTicks(gateway.pid());
+        long t0 = System.nanoTime();
+        WebSocket ws = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port)
+                .setURI("/subscribe?cursor=1")).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        ws.handler(b -> {
+            bytes.addAndGet(b.length());
+            if (received.incrementAndGet() == visible) {
+                lastAt[0] = System.nanoTime();
+                done.countDown();
+            }
+        });
+        long timeout = Math.max(600, visible / 20_000);
+        long lastReport = System.nanoTime();
+        long lastCount = 0;
+        while (!done.await(5, TimeUnit.SECONDS)) {
+            long now = System.nanoTime();
+            long n = received.get();
+            System.out.printf("  %,d / %,d events (%.0f/s over the last %.0f s), heap peak %.0f MiB%n", n, visible,
+                    (n - lastCount) / ((now - lastReport) / 1e9), (now - lastReport) / 1e9, heapPeak.get() / 1048576.0);
+            lastReport = now;
+            lastCount = n;
+            if (!gateway.isAlive() || now - t0 > TimeUnit.SECONDS.toNanos(timeout)) {
+                throw new IllegalStateException("replay did not finish: " + n + " of " + visible + " events; see "
+                        + data.resolve("gateway.log"));
+            }
+        }
+        long cpu1 = GatewayBench.cpuTicks(gateway.pid());
+        double seconds = (lastAt[0] - t0) / 1e9;
+        probing = false;
+        prober.join();
+        String loadAfter = GatewayBench.loadAverage();
+        long ooms;
+        try (Stream<String> lines = Files.lines(data.resolve("gateway.log"))) {
+            ooms = lines.filter(l -> l.contains("OutOfMemoryError")).count();
+        }
+        double rate = visible / seconds;
+        double cpuSeconds = (cpu1 - cpu0) / 100.0;
+        System.out.printf("RESULT archive %,d events (%,d visible on v1) in %.2f GiB of sealed segments%n",
+                archive.lastSeq(), visible, archive.bytes() / (double) (1L << 30));
+        System.out.printf("RESULT floor decode only: %,.0f events/s; decode + v1 render: %,.0f events/s (one thread)%n",
+                decodeFloor[0] / (decodeFloor[1] / 1e9), renderFloor[0] / (renderFloor[1] / 1e9));
+        System.out.printf("RESULT cold replay to one v1 connection: %,.0f events/s (%.1f s, %.1f MiB/s of JSON), "
+                        + "%.2f of the decode floor, %.2f of the decode+render floor; target >= 150,000%n", rate, seconds,
+                bytes.get() / seconds / 1048576.0, rate / (decodeFloor[0] / (decodeFloor[1] / 1e9)),
+                rate / (renderFloor[0] / (renderFloor[1] / 1e9)));
+        System.out.printf("RESULT gateway CPU %.1f s over the replay (%,.0f events per CPU-second); heap peak %.1f MiB "
+                        + "(-Xmx%s); OutOfMemoryError lines %d; alive %b%n", cpuSeconds, visible / cpuSeconds,
+                heapPeak.get() / 1048576.0, opts.getOrDefault("xmx", "512m"), ooms, gateway.isAlive());
+        System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
+                loadBefore, loadAfter);
+        ws.close();
+        client.close();
+        vertx.close();
+    }
+
+    /** The archive in {@code data/segments}: reused when the marker says it is big enough, else written. */
+    private Archive archive(long bytes, long segmentBytes) throws IOException {
+        Path segments = data.resolve("segments");
+        Path marker = data.resolve(MARKER);
+        if (Files.exists(marker)) {
+            Properties p = new Properties();
+            try (var in = Files.newInputStream(marker)) {
+                p.load(in);
+            }
+            Archive a = new Archive(Long.parseLong(p.getProperty("lastSeq")), Long.parseLong(p.getProperty("firstTime")),
+                    Long.parseLong(p.getProperty("bytes")));
+            if (a.bytes() >= bytes) {
+                System.out.printf("reusing the archive in %s: %,d events, %.2f GiB%n", segments, a.lastSeq(),
+                        a.bytes() / (double) (1L << 30));
+                return a;
+            }
+        }
+        try (Stream<Path> s = Files.exists(segments) ? Files.walk(segments) : Stream.empty()) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        Files.createDirectories(segments);
+        List<byte[][]> rows = corpus();
+        // Times one µs apart ending about now: inside the 36 h lookback, so cursor 1 is not clamped.
+        long estimate = bytes / 120;
+        long firstTime = System.currentTimeMillis() * 1000 - estimate;
+        long t0 = System.nanoTime();
+        long seq = 0;
+        long sealedBytes = 0;
+        SegmentWriter w = SegmentWriter.open(segments, new SegmentWriter.Config(4096, segmentBytes, Duration.ZERO));
+        int i = 0;
+        while (sealedBytes < bytes) {
+            for (int k = 0; k < 100_000; k++) {
+                byte[][] r = rows.get(i);
+                i = (i + 1) % rows.size();
+                seq++;
+                w.append(seq, firstTime + seq, 0, r[0][0], r[1], r[2], r[3], r[4], r[5]);
+            }
+            sealedBytes = sealedBytes(segments, false);
+        }
+        w.seal();
+        long total = sealedBytes(segments, true);
+        System.out.printf("wrote %,d events, %.2f GiB of sealed segments in %.0f s%n", seq, total / (double) (1L << 30),
+                (System.nanoTime() - t0) / 1e9);
+        Properties p = new Properties();
+        p.setProperty("lastSeq", Long.toString(seq));
+        p.setProperty("firstTime", Long.toString(firstTime));
+        p.setProperty("bytes", Long.toString(total));
+        try (var out = Files.newOutputStream(marker)) {
+            p.store(out, "ColdReplayBench archive");
+        }
+        return new Archive(seq, firstTime, total);
+    }
+
+    /** Bytes of the segment files; while writing, the last one is the active file and is left out. */
+    private static long sealedBytes(Path segments, boolean all) throws IOException {
+        List<SegmentName.Entry> files = SegmentName.scan(segments);
+        long n = 0;
+        for (int i = 0; i < files.size() - (all ? 0 : 1); i++) {
+            n += Files.size(files.get(i).path());
+        }
+        return n;
+    }
+
+    /** Archive rows of the relay corpus: kind, did, collection, rkey, rev, payload. */
+    private static List<byte[][]> corpus() throws IOException {
+        FrameDecoder decoder = new FrameDecoder();
+        RowConverter converter = new RowConverter();
+        RelayFrameFile frames = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
+        List<byte[][]> rows = new ArrayList<>();
+        byte[] frame;
+        while ((frame = frames.next()) != null) {
+            List<ArchiveRow> converted;
+            try {
+                converted = converter.convert(decoder.decode(frame)).rows();
+            } catch (DecodeException e) {
+                continue;
+            }
+            for (ArchiveRow r : converted) {
+                rows.add(new byte[][] {new byte[] {(byte) r.kind()}, utf8(r.did()), utf8(r.collection()), utf8(r.rkey()),
+                        utf8(r.rev()), r.payload().toByteArray()});
+            }
+        }
+        return rows;
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * One thread over every sealed block: decode (and with {@code render}, the v1 JSON of each row).
+     * Returns {events (v1-visible ones when rendering), nanoseconds}.
+     */
+    private long[] floor(boolean render) throws IOException {
+        BlockView view = new BlockView();
+        V1Json v1 = new V1Json();
+        WireEvent wire = new WireEvent();
+        JsonBuffer buf = new JsonBuffer(4096);
+        long events = 0;
+        long sink = 0;
+        long t0 = System.nanoTime();
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            for (SegmentName.Entry e : SegmentName.scan(data.resolve("segments"))) {
+                SegmentReader r = SegmentReader.open(e.path(), false);
+                for (int b = 0; b < r.blockCount(); b++) {
+                    r.block(b, view, zstd);
+                    for (int i = 0; i < view.size(); i++) {
+                        if (!render) {
+                            sink += view.seq(i) + view.payloadLength(i);
+                            events++;
+                            continue;
+                        }
+                        wire.set(view.seq(i), view.displayTime(i), view.kindCode(i), view.did(i), view.collection(i),
+                                view.rkey(i), view.rev(i), view.buffer(), view.payloadOffset(i), view.payloadLength(i));
+                        buf.reset();
+                        try {
+                            if (v1.write(wire, buf)) {
+                                events++;
+                                sink += buf.length();
+                            }
+                        } catch (DecodeException ex) {
+                            // not counted: the gateway skips it too
+                        }
+                    }
+                }
+            }
+        }
+        long nanos = System.nanoTime() - t0;
+        System.out.printf("floor %s: %,d events in %.1f s (sink %d)%n", render ? "decode + v1 render" : "decode only",
+                events, nanos / 1e9, sink % 7);
+        return new long[] {events, nanos};
+    }
+
+    private void startGateway() throws Exception {
+        port = GatewayBench.freePort();
+        management = GatewayBench.freePort();
+        Path jar = Path.of(opts.getOrDefault("jar", root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar")
+                .toString()));
+        String xmx = opts.getOrDefault("xmx", "512m");
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx));
+        if (opts.containsKey("jfr")) {
+            cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + Path.of(opts.get("jfr")).toAbsolutePath());
+        }
+        cmd.addAll(List.of("-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data,
+                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
+        pb.environment().put("JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC", "0");
+        gateway = pb.start();
+        GatewayBench.awaitReady(gateway, management, data.resolve("gateway.log"));
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, cold budget off)%n", gateway.pid(), port, xmx);
+    }
+
+    /** Every 250 ms: the gateway's heap in use. */
+    private void probe(AtomicLong heapPeak) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        URI metrics = URI.create("http://127.0.0.1:" + management + "/q/metrics");
+        while (probing) {
+            try {
+                String m = http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.ofString()).body();
+                double used = 0;
+                Matcher x = HEAP.matcher(m);
+                while (x.find()) {
+                    used += Double.parseDouble(x.group(1));
+                }
+                heapPeak.accumulateAndGet((long) used, Math::max);
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                // a missed sample
+            }
+        }
+    }
+
+    private void stop() throws Exception {
+        probing = false;
+        if (gateway != null) {
+            gateway.destroy();
+            if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
+                gateway.destroyForcibly();
+            }
+        }
+        if (temporary && !Boolean.parseBoolean(opts.getOrDefault("keep", "false"))) {
+            try (Stream<Path> s = Files.walk(data)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+}
