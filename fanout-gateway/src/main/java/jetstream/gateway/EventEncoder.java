@@ -1,5 +1,6 @@
 package jetstream.gateway;
 
+import io.vertx.core.buffer.Buffer;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.segment.BlockView;
 import jetstream.wire.V1Json;
@@ -34,6 +35,29 @@ public final class EventEncoder {
         buf.reset();
         v2.writeMessage(wire, buf);
         return new GatewayEvent(seq, witnessedAt, kind, did, collection, v1Json, buf.toByteArray());
+    }
+
+    /**
+     * Renders row {@code i} of a decoded block for one wire only: a cold-replay batch belongs to one
+     * subscriber, so the other wire's rendering would be thrown away. {@code did} and {@code collection}
+     * are the row's, already made for the filter. A row v1 never shows is not rendered (its v1 text is null).
+     */
+    GatewayEvent encode(BlockView view, int i, String did, String collection, Wire only) {
+        int kind = view.kindCode(i);
+        if (only == Wire.V1 && !V1Json.isVisible(kind)) {
+            return new GatewayEvent(view.seq(i), view.witnessedAt(i), kind, did, collection, (Buffer) null, null);
+        }
+        wire.set(view.seq(i), view.displayTime(i), kind, did, collection, view.rkey(i), view.rev(i), view.buffer(),
+                view.payloadOffset(i), view.payloadLength(i));
+        buf.reset();
+        if (only == Wire.V1) {
+            v1.write(wire, buf);
+        } else {
+            v2.writeMessage(wire, buf);
+        }
+        Buffer text = Buffer.buffer(buf.length()).appendBytes(buf.array(), 0, buf.length());
+        return only == Wire.V1 ? new GatewayEvent(view.seq(i), view.witnessedAt(i), kind, did, collection, text, null)
+                : new GatewayEvent(view.seq(i), view.witnessedAt(i), kind, did, collection, null, text);
     }
 
     /** Renders row {@code i} of a decoded block. */

@@ -85,6 +85,20 @@ public final class GatewayEvent {
         return b;
     }
 
+    /**
+     * A cold-replay event rendered for one subscriber's wire only: the other wire's text is null and
+     * must never be asked for (the batch reaches that subscriber alone).
+     */
+    GatewayEvent(long seq, long witnessedAt, int kind, String did, String collection, Buffer v1, Buffer v2) {
+        this.seq = seq;
+        this.witnessedAt = witnessedAt;
+        this.kind = kind;
+        this.did = did;
+        this.collection = collection;
+        this.v1 = v1;
+        this.v2 = v2;
+    }
+
     /** Approximate heap weight, for the ring's byte budget. */
     public long weight() {
         return 96L + textBytes(Wire.V1) + textBytes(Wire.V2) + did.length() + collection.length();
