@@ -7,10 +7,6 @@ import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +20,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
@@ -67,17 +61,13 @@ import jetstream.wire.WireEvent;
  * gateway with JFR's profile settings), {@code keep=true} (keep a temporary data directory).
  */
 public final class ColdReplayBench {
-    private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
-            Pattern.MULTILINE);
     private static final String MARKER = "cold-replay-archive.properties";
 
     private final Map<String, String> opts;
     private final Path root = Path.of(System.getProperty("jetstream.root", ".")).toAbsolutePath().normalize();
     private Path data;
     private boolean temporary;
-    private Process gateway;
-    private int port;
-    private int management;
+    private GatewayProcess gateway;
     private volatile boolean probing = true;
 
     private ColdReplayBench(Map<String, String> opts) {
@@ -138,9 +128,9 @@ public final class ColdReplayBench {
         AtomicLong bytes = new AtomicLong();
         CountDownLatch done = new CountDownLatch(1);
         long[] lastAt = new long[1];
-        long cpu0 = GatewayBench.cpuTicks(gateway.pid());
+        long cpu0 = GatewayBench.cpuTicks(gateway.process.pid());
         long t0 = System.nanoTime();
-        WebSocket ws = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(port)
+        WebSocket ws = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(gateway.port)
                 .setURI("/subscribe?cursor=1")).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         ws.handler(b -> {
             bytes.addAndGet(b.length());
@@ -159,12 +149,12 @@ public final class ColdReplayBench {
                     (n - lastCount) / ((now - lastReport) / 1e9), (now - lastReport) / 1e9, heapPeak.get() / 1048576.0);
             lastReport = now;
             lastCount = n;
-            if (!gateway.isAlive() || now - t0 > TimeUnit.SECONDS.toNanos(timeout)) {
+            if (!gateway.process.isAlive() || now - t0 > TimeUnit.SECONDS.toNanos(timeout)) {
                 throw new IllegalStateException("replay did not finish: " + n + " of " + visible + " events; see "
                         + data.resolve("gateway.log"));
             }
         }
-        long cpu1 = GatewayBench.cpuTicks(gateway.pid());
+        long cpu1 = GatewayBench.cpuTicks(gateway.process.pid());
         double seconds = (lastAt[0] - t0) / 1e9;
         probing = false;
         prober.join();
@@ -188,7 +178,7 @@ public final class ColdReplayBench {
         System.out.printf("RESULT gateway CPU %.1f s over the replay (%,.0f events per CPU-second, %.2f of the decode + "
                         + "render floor's); heap peak %.1f MiB (-Xmx%s); OutOfMemoryError lines %d; alive %b%n", cpuSeconds,
                 visible / cpuSeconds, visible / cpuSeconds / (renderFloor[0] / (renderFloor[2] / 1e9)),
-                heapPeak.get() / 1048576.0, opts.getOrDefault("xmx", "512m"), ooms, gateway.isAlive());
+                heapPeak.get() / 1048576.0, opts.getOrDefault("xmx", "512m"), ooms, gateway.process.isAlive());
         System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
         ws.close();
@@ -374,40 +364,20 @@ public final class ColdReplayBench {
     }
 
     private void startGateway() throws Exception {
-        port = GatewayBench.freePort();
-        management = GatewayBench.freePort();
         Path jar = Path.of(opts.getOrDefault("jar", root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar")
                 .toString()));
         String xmx = opts.getOrDefault("xmx", "512m");
-        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx));
-        if (opts.containsKey("jfr")) {
-            cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + Path.of(opts.get("jfr")).toAbsolutePath());
-        }
-        cmd.addAll(List.of("-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data,
-                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
-                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
-        pb.environment().put("JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC", "0");
-        gateway = pb.start();
-        GatewayBench.awaitReady(gateway, management, data.resolve("gateway.log"));
-        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, cold budget off)%n", gateway.pid(), port, xmx);
+        gateway = GatewayProcess.start(jar, data, xmx, opts.containsKey("jfr") ? Path.of(opts.get("jfr")) : null,
+                Map.of("JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC", "0"));
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, cold budget off)%n", gateway.process.pid(), gateway.port,
+                xmx);
     }
 
     /** Every 250 ms: the gateway's heap in use. */
     private void probe(AtomicLong heapPeak) {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        URI metrics = URI.create("http://127.0.0.1:" + management + "/q/metrics");
         while (probing) {
             try {
-                String m = http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(),
-                        HttpResponse.BodyHandlers.ofString()).body();
-                double used = 0;
-                Matcher x = HEAP.matcher(m);
-                while (x.find()) {
-                    used += Double.parseDouble(x.group(1));
-                }
-                heapPeak.accumulateAndGet((long) used, Math::max);
+                heapPeak.accumulateAndGet(gateway.heapUsed(), Math::max);
                 Thread.sleep(250);
             } catch (InterruptedException e) {
                 return;
@@ -420,10 +390,7 @@ public final class ColdReplayBench {
     private void stop() throws Exception {
         probing = false;
         if (gateway != null) {
-            gateway.destroy();
-            if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
-                gateway.destroyForcibly();
-            }
+            gateway.stop();
         }
         if (temporary && !Boolean.parseBoolean(opts.getOrDefault("keep", "false"))) {
             try (Stream<Path> s = Files.walk(data)) {
