@@ -353,10 +353,10 @@ public class UpgradeFilter {
      */
     private boolean withCursor(RoutingContext rc, Map<String, List<String>> q, boolean v2,
                                StateBudget.Reservation state, AfterCursor then) {
-        if (!readsSegments(q)) {
+        io.vertx.core.Context loop = io.vertx.core.Vertx.currentContext();
+        if (loop == null || !readsSegments(q)) {
             return then.accept(() -> cursor(q, v2));
         }
-        io.vertx.core.Context loop = io.vertx.core.Vertx.currentContext();
         HttpServerRequest req = rc.request();
         req.pause();
         try {
@@ -366,6 +366,9 @@ public class UpgradeFilter {
                     boolean kept = false;
                     try {
                         kept = then.accept(outcome);
+                    } catch (RuntimeException e) {
+                        // What the router does with a handler's exception inline: a 500, never a hung request.
+                        rc.fail(e);
                     } finally {
                         if (!kept) {
                             state.release();
