@@ -25,8 +25,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
@@ -51,17 +49,16 @@ import jetstream.ingester.writer.ReadableLog;
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
- * data dir and gateway.log). {@code quick=true}: 500 upgrades, 10 live.
+ * data dir and gateway.log), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
+ * from one thread over non-blocking sockets; false: a Vert.x WebSocket client per upgrade, as before, which
+ * could not offer more than ~55 upgrades/s from this box). {@code quick=true}: 500 upgrades, 10 live.
  */
 public final class UpgradeFloodBench {
-    private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
-            Pattern.MULTILINE);
-
     private final Map<String, String> opts;
     private final Path root = Path.of(System.getProperty("jetstream.root", ".")).toAbsolutePath().normalize();
     private Path data;
     private ReadableLog log;
-    private Process gateway;
+    private GatewayProcess gateway;
     private int port;
     private int management;
     private volatile boolean producing = true;
@@ -130,7 +127,26 @@ public final class UpgradeFloodBench {
         Semaphore slots = new Semaphore(inflight);
         String loadBefore = GatewayBench.loadAverage();
         long start = System.nanoTime();
-        for (int i = 0; i < upgrades; i++) {
+        RawUpgrades raw = null;
+        if (Boolean.parseBoolean(opts.getOrDefault("raw", "true"))) {
+            String[] sources = null;
+            if (ips > 1) {
+                sources = new String[ips];
+                for (int i = 0; i < ips; i++) {
+                    sources[i] = "127.0." + (i + 1) / 256 + "." + (i + 1) % 256;
+                }
+            }
+            raw = new RawUpgrades(new java.net.InetSocketAddress("127.0.0.1", port), sources, "/subscribe", dids);
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+            long cpu0 = mx.getCurrentThreadCpuTime();
+            raw.run(upgrades, inflight);
+            long cpu = mx.getCurrentThreadCpuTime() - cpu0;
+            // What this one thread could offer: the generator's own CPU per upgrade, apart from the gateway's pace.
+            System.out.printf("RESULT generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
+                    cpu / 1e9, upgrades, cpu / 1e6 / upgrades, upgrades / (cpu / 1e9));
+            outcomes.putAll(raw.outcomes);
+        }
+        for (int i = 0; raw == null && i < upgrades; i++) {
             slots.acquire();
             flooders[i % ips].connect(options("/subscribe" + query(i, dids))).onComplete(r -> {
                 String k;
@@ -145,7 +161,9 @@ public final class UpgradeFloodBench {
                 slots.release();
             });
         }
-        slots.acquire(inflight);
+        if (raw == null) {
+            slots.acquire(inflight);
+        }
         double seconds = (System.nanoTime() - start) / 1e9;
         long liveMark = sum(liveCounts);
         long[] perSub = new long[live];
@@ -172,17 +190,20 @@ public final class UpgradeFloodBench {
         long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
         long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError"))
                 .count();
-        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f outcomes=%s%n", upgrades, dids,
-                inflight, ips, seconds, new java.util.TreeMap<>(outcomes));
+        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f (%.0f upgrades/s) outcomes=%s%n", upgrades,
+                dids, inflight, ips, seconds, upgrades / seconds, new java.util.TreeMap<>(outcomes));
         System.out.printf("RESULT ready probes=%d max=%.1f ms p99=%.1f ms unanswered(>5s)=%d%n", sorted.size(),
                 max / 1000.0, p99 / 1000.0, unanswered.get());
         System.out.printf("RESULT gateway heap peak=%.1f MiB, after the flood and a full GC=%.1f MiB (-Xmx%s) "
                 + "OutOfMemoryError lines=%d alive=%b%n", heapPeak.get() / 1048576.0, heldAfterGc / 1048576.0,
-                opts.getOrDefault("xmx", "1g"), ooms, gateway.isAlive());
+                opts.getOrDefault("xmx", "1g"), ooms, gateway.process.isAlive());
         System.out.printf("RESULT live subscribers=%d events during flood=%d starved in the last second=%d%n", live,
                 liveMark - liveBefore, starved);
         System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
+        if (raw != null) {
+            raw.closeHeld();
+        }
         for (WebSocketClient c : flooders) {
             c.close();
         }
@@ -196,7 +217,6 @@ public final class UpgradeFloodBench {
     private void probe(List<Long> readyMicros, AtomicLong unanswered, AtomicLong heapPeak) {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         URI ready = URI.create("http://127.0.0.1:" + management + "/q/health/ready");
-        URI metrics = URI.create("http://127.0.0.1:" + management + "/q/metrics");
         long nextHeap = 0;
         while (probing) {
             long t0 = System.nanoTime();
@@ -210,14 +230,7 @@ public final class UpgradeFloodBench {
             if (System.nanoTime() >= nextHeap) {
                 nextHeap = System.nanoTime() + 250_000_000L;
                 try {
-                    String m = http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(5)).build(),
-                            HttpResponse.BodyHandlers.ofString()).body();
-                    double used = 0;
-                    Matcher x = HEAP.matcher(m);
-                    while (x.find()) {
-                        used += Double.parseDouble(x.group(1));
-                    }
-                    heapPeak.accumulateAndGet((long) used, Math::max);
+                    heapPeak.accumulateAndGet(gateway.heapUsed(), Math::max);
                 } catch (Exception e) {
                     // a missed sample; readiness is what is counted
                 }
@@ -235,17 +248,11 @@ public final class UpgradeFloodBench {
 
     /** Heap in use after {@code jcmd GC.run} (the accepted subscriptions still open): what the flood left held. */
     private long heapAfterGc() throws Exception {
-        Process p = new ProcessBuilder("jcmd", Long.toString(gateway.pid()), "GC.run").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("jcmd", Long.toString(gateway.process.pid()), "GC.run").redirectErrorStream(true)
+                .start();
         p.getInputStream().readAllBytes();
         p.waitFor(60, TimeUnit.SECONDS);
-        String m = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management
-                + "/q/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
-        double used = 0;
-        Matcher x = HEAP.matcher(m);
-        while (x.find()) {
-            used += Double.parseDouble(x.group(1));
-        }
-        return (long) used;
+        return gateway.heapUsed();
     }
 
     private static WebSocketClient client(Vertx vertx, String localAddress) {
@@ -313,37 +320,28 @@ public final class UpgradeFloodBench {
     }
 
     private void startGateway() throws Exception {
-        port = GatewayBench.freePort();
-        management = GatewayBench.freePort();
         Path jar = Path.of(opts.getOrDefault("jar", root.resolve("fanout-gateway/target/quarkus-app/quarkus-run.jar")
                 .toString()));
         String xmx = opts.getOrDefault("xmx", "1g");
-        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx,
-                "-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data,
-                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
-                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
+        Map<String, String> env = new java.util.HashMap<>();
         String perIp = opts.getOrDefault("perIp", "0");
         if (!"default".equals(perIp)) {
-            pb.environment().put("JETSTREAM_SUBSCRIBE_MAX_PER_IP", perIp);
+            env.put("JETSTREAM_SUBSCRIBE_MAX_PER_IP", perIp);
         }
         if (opts.containsKey("budget")) {
-            pb.environment().put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
+            env.put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
         }
-        gateway = pb.start();
-        GatewayBench.awaitReady(gateway, management, data.resolve("gateway.log"));
-        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.pid(), port, xmx, perIp,
-                opts.getOrDefault("budget", "default"));
+        gateway = GatewayProcess.start(jar, data, xmx, null, env);
+        port = gateway.port;
+        management = gateway.management;
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.process.pid(), port,
+                xmx, perIp, opts.getOrDefault("budget", "default"));
     }
 
     private void stop() throws Exception {
         producing = false;
         if (gateway != null) {
-            gateway.destroy();
-            if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
-                gateway.destroyForcibly();
-            }
+            gateway.stop();
         }
         if (data != null && !Boolean.parseBoolean(opts.getOrDefault("keep", "false"))) {
             try (Stream<Path> s = Files.walk(data)) {

@@ -65,8 +65,9 @@ public class ColdReplay {
     }
 
     /**
-     * Reads rows in {@code [from, until)} matching {@code filter} on a worker thread. Rows that fail
-     * to render are counted through {@code encodeError} and skipped (never fatal for the stream).
+     * Reads rows in {@code [from, until)} matching {@code filter} on a worker thread, rendered for the
+     * filter's wire only (a v1 filter belongs to a v1 subscriber). Rows that fail to render are counted
+     * through {@code encodeError} and skipped (never fatal for the stream).
      */
     public void read(ColdReader reader, SubscriptionFilter filter, long from, long until, int max,
                      Runnable encodeError, Consumer<Batch> done, Consumer<Throwable> failed) {
@@ -74,13 +75,17 @@ public class ColdReplay {
             try {
                 List<GatewayEvent> out = new ArrayList<>();
                 int[] scanned = {0};
+                Wire only = filter.isV1() ? Wire.V1 : Wire.V2;
+                EventEncoder encoder = ENCODER.get();
                 long next = reader.read(from, until, max, (view, i) -> {
                     scanned[0]++;
-                    if (!filter.matches(view.kindCode(i), view.did(i), view.collection(i))) {
+                    String did = view.did(i);
+                    String collection = view.collection(i);
+                    if (!filter.matches(view.kindCode(i), did, collection)) {
                         return;
                     }
                     try {
-                        out.add(ENCODER.get().encode(view, i));
+                        out.add(encoder.encode(view, i, did, collection, only));
                     } catch (DecodeException e) {
                         encodeError.run();
                     }

@@ -47,6 +47,27 @@ public final class EventEncoder {
         return new GatewayEvent(seq, witnessedAt, kind, did, collection, v1Json, buf.toByteArray(), direct);
     }
 
+    /**
+     * Renders row {@code i} of a decoded block for one wire only: a cold-replay batch belongs to one
+     * subscriber, so the other wire's rendering would be thrown away. {@code did} and {@code collection}
+     * are the row's, already made for the filter. A row v1 never shows is not rendered (its v1 text is null).
+     */
+    GatewayEvent encode(BlockView view, int i, String did, String collection, Wire only) {
+        int kind = view.kindCode(i);
+        if (only == Wire.V1 && !V1Json.isVisible(kind)) {
+            return GatewayEvent.oneWire(view.seq(i), view.witnessedAt(i), kind, did, collection, only, null);
+        }
+        wire.set(view.seq(i), view.displayTime(i), kind, did, collection, view.rkey(i), view.rev(i), view.buffer(),
+                view.payloadOffset(i), view.payloadLength(i));
+        buf.reset();
+        if (only == Wire.V1) {
+            v1.write(wire, buf);
+        } else {
+            v2.writeMessage(wire, buf);
+        }
+        return GatewayEvent.oneWire(view.seq(i), view.witnessedAt(i), kind, did, collection, only, buf.toByteArray());
+    }
+
     /** Renders row {@code i} of a decoded block. */
     public GatewayEvent encode(BlockView view, int i) {
         return encode(view.seq(i), view.witnessedAt(i), view.displayTime(i), view.kindCode(i), view.did(i), view.collection(i),

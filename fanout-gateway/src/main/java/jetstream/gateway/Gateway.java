@@ -29,6 +29,7 @@ import jetstream.replay.CursorResolver;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentName;
 import jetstream.config.EnvGuard;
 
 /**
@@ -69,6 +70,9 @@ public class Gateway {
     private SubscribeSettings settings;
     private StateBudget stateBudget;
     private ExecutorService coldPool;
+    /** Resolves time cursors for upgrades (they read segment blocks); never queued behind cold replays. */
+    private ExecutorService resolver;
+    private volatile ActiveSearch activeSearch = ActiveTimeSearch::find;
     private java.util.concurrent.ScheduledExecutorService coldTimer;
     private volatile String phase;
     private volatile boolean writerRunning;
@@ -81,7 +85,9 @@ public class Gateway {
     private static final long CATALOG_CHECK_NANOS = 5_000_000_000L;
     private final java.util.concurrent.atomic.AtomicBoolean catalogCheck = new java.util.concurrent.atomic.AtomicBoolean();
     private long lastCatalogCheck;
-    private GatewayStatsFile stats;
+    private volatile GatewayStatsFile stats;
+    /** The stats writer's health as the sweep last saw it (it restarts a dead writer). */
+    private volatile boolean statsAlive = true;
     private volatile String httpAddress = "";
 
     void onStart(@Observes StartupEvent ev) {
@@ -145,6 +151,12 @@ public class Gateway {
             t.setDaemon(true);
             return t;
         });
+        AtomicInteger resolvers = new AtomicInteger();
+        resolver = Executors.newFixedThreadPool(2, task -> {
+            Thread t = new Thread(task, "cursor-resolver-" + resolvers.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         coldTimer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "cold-throttle");
             t.setDaemon(true);
@@ -191,6 +203,9 @@ public class Gateway {
 
     private void sweep() {
         long now = System.nanoTime();
+        if (stats != null) {
+            statsAlive = stats.watch(now);
+        }
         if (now - lastCatalogCheck >= CATALOG_CHECK_NANOS && catalogCheck.compareAndSet(false, true)) {
             lastCatalogCheck = now;
             coldPool.execute(this::checkCatalog);
@@ -265,6 +280,7 @@ public class Gateway {
         if (coldPool != null) {
             coldPool.shutdownNow();
             coldTimer.shutdownNow();
+            resolver.shutdownNow();
         }
     }
 
@@ -315,24 +331,49 @@ public class Gateway {
         return ring().started() && writerRunning;
     }
 
-    /** Readiness: the feed is connected and the ring holds its tip. */
+    /** Readiness: the feed is connected, the ring holds its tip and the stats writer is alive. */
     public boolean ready() {
-        return feedConnected && ring().started();
+        return feedConnected && ring().started() && statsAlive;
+    }
+
+    /** False while the stats writer is dead (until the sweep restarts it) or stuck. */
+    boolean statsAlive() {
+        return statsAlive;
     }
 
     public long lookbackMicros() {
         return config.cursorLookback().toNanos() / 1000;
     }
 
+    /** Where upgrades resolve time cursors, off the event loop (see {@link UpgradeFilter}). */
+    java.util.concurrent.Executor resolver() {
+        init();
+        return resolver;
+    }
+
+    /** The active-segment time search {@link #resolve(CursorRequest, SegmentCatalog.Snapshot, Ring, long, long, ZstdFrames)} uses. */
+    @FunctionalInterface
+    interface ActiveSearch {
+        ActiveTimeSearch.Result find(List<SegmentName.Entry> active, long ts, long from, ZstdFrames zstd);
+    }
+
+    /** Swaps the active-segment search (a test records which thread reads); returns the previous one. */
+    ActiveSearch activeSearch(ActiveSearch search) {
+        ActiveSearch was = activeSearch;
+        activeSearch = search;
+        return was;
+    }
+
     /**
-     * Resolves a cursor against the catalog's last snapshot and the ring's tip. Runs on the event loop:
-     * it reads the snapshot lock-free and never touches the segment directory (see {@link #checkCatalog}).
+     * Resolves a cursor against the catalog's last snapshot and the ring's tip; never rescans the
+     * segment directory (see {@link #checkCatalog}). A time cursor reads segment blocks: call it off
+     * the event loop then ({@link #resolver()}).
      */
     public CursorPlan resolve(CursorRequest req) {
         Timer.Sample t = Timer.start(registry);
         try (ZstdFrames zstd = new ZstdFrames()) {
             return resolve(req, cold().catalog().snapshot(), ring(), System.currentTimeMillis() * 1000,
-                    lookbackMicros(), zstd);
+                    lookbackMicros(), zstd, activeSearch);
         } finally {
             t.stop(metrics().cursorResolve);
         }
@@ -344,8 +385,13 @@ public class Gateway {
      */
     static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
                               long lookbackMicros, ZstdFrames zstd) {
+        return resolve(req, snap, ring, nowMicros, lookbackMicros, zstd, ActiveTimeSearch::find);
+    }
+
+    private static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
+                                      long lookbackMicros, ZstdFrames zstd, ActiveSearch search) {
         CursorResolver.Tail tail = (ts, from) -> {
-            ActiveTimeSearch.Result hit = ActiveTimeSearch.find(snap.active(), ts, from, zstd);
+            ActiveTimeSearch.Result hit = search.find(snap.active(), ts, from, zstd);
             return hit.seq() >= 0 ? hit.seq() : ring.firstAtOrAfter(hit.scannedTo(), ts);
         };
         return CursorResolver.resolve(req, snap.sealed(), ring.tip(), nowMicros, lookbackMicros, zstd, tail);

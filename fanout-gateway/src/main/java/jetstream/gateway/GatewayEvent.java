@@ -104,9 +104,32 @@ public final class GatewayEvent {
         return b;
     }
 
+    /**
+     * A cold-replay event rendered for one subscriber's wire only ({@code text} null when v1 does not
+     * show the kind): the other wire's frame is null and must never be asked for (the batch reaches
+     * that subscriber alone).
+     */
+    static GatewayEvent oneWire(long seq, long witnessedAt, int kind, String did, String collection, Wire only,
+                                byte[] text) {
+        WsFrame f = text == null ? null : WsFrame.of(text, false, false);
+        return new GatewayEvent(seq, witnessedAt, kind, did, collection, only == Wire.V1 ? f : null,
+                only == Wire.V2 ? f : null);
+    }
+
+    private GatewayEvent(long seq, long witnessedAt, int kind, String did, String collection, WsFrame v1, WsFrame v2) {
+        this.direct = false;
+        this.seq = seq;
+        this.witnessedAt = witnessedAt;
+        this.kind = kind;
+        this.did = did;
+        this.collection = collection;
+        this.v1 = v1;
+        this.v2 = v2;
+    }
+
     /** Approximate heap weight, for the ring's byte budget (the compressed forms made later are not counted, as before). */
     public long weight() {
-        return 96L + textBytes(Wire.V1) + textBytes(Wire.V2) + (v1 == null ? 0 : v1.overheadBytes()) + v2.overheadBytes()
+        return 96L + textBytes(Wire.V1) + textBytes(Wire.V2) + (v1 == null ? 0 : v1.overheadBytes()) + (v2 == null ? 0 : v2.overheadBytes())
                 + did.length() + collection.length();
     }
 }

@@ -7,7 +7,10 @@ import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
-/** Ready when the feed is connected and the ring holds the writer's tip (cursor replay can resolve). */
+/**
+ * Ready when the feed is connected, the ring holds the writer's tip (cursor replay can resolve) and
+ * the stats writer is alive (a dead one is restarted by the gateway's sweep).
+ */
 @Readiness
 @ApplicationScoped
 public class GatewayReadiness implements HealthCheck {
@@ -16,6 +19,7 @@ public class GatewayReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        return HealthCheckResponse.named("feed").status(gateway.ready()).withData("tip", gateway.ring().tip()).build();
+        return HealthCheckResponse.named("feed").status(gateway.ready()).withData("tip", gateway.ring().tip())
+                .withData("statsWriter", gateway.statsAlive()).build();
     }
 }

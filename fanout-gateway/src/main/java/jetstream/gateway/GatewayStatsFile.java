@@ -8,7 +8,10 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -22,7 +25,10 @@ import org.jboss.logging.Logger;
  * sibling temporary file and a rename (readers never see half a file), removed on a graceful
  * stop. Gateways are separate processes that share only the data directory (docs/decisions.md).
  * Status reporting is best effort: a write that fails (read-only mount, full disk) is logged once
- * and never stops the gateway, whose job is streaming.
+ * and never stops the gateway, whose job is streaming. The writer itself must not die quietly: an
+ * {@link Error} (an OutOfMemoryError under a hostile flood) cancels a scheduled task for good, which
+ * left the file stale forever. {@link #watch} restarts a dead writer and reports whether it is
+ * alive (readiness is false while it is dead or stuck).
  */
 final class GatewayStatsFile implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(GatewayStatsFile.class);
@@ -49,9 +55,19 @@ final class GatewayStatsFile implements AutoCloseable {
     private final LongSupplier clockMicros;
     private final long startedAt;
     private final ScheduledExecutorService timer;
+    private final long intervalMillis;
     private boolean warned;
+    private ScheduledFuture<?> writer;
+    private boolean closed;
+    /** When the writer last finished an attempt (written or not); 0 before the first. */
+    private volatile long lastAttemptNanos;
+    private final AtomicLong restarts = new AtomicLong();
 
     GatewayStatsFile(Path runDir, String id, Source source, LongSupplier clockMicros) {
+        this(runDir, id, source, clockMicros, INTERVAL_MILLIS);
+    }
+
+    GatewayStatsFile(Path runDir, String id, Source source, LongSupplier clockMicros, long intervalMillis) {
         if (!id.matches("[A-Za-z0-9._-]{1,128}")) {
             throw new IllegalArgumentException("gateway id must be 1-128 of [A-Za-z0-9._-]: " + id);
         }
@@ -60,6 +76,7 @@ final class GatewayStatsFile implements AutoCloseable {
         this.tmp = runDir.resolve(".gateway-" + id + ".json.tmp");
         this.source = source;
         this.clockMicros = clockMicros;
+        this.intervalMillis = intervalMillis;
         this.startedAt = clockMicros.getAsLong();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "gateway-stats");
@@ -85,7 +102,49 @@ final class GatewayStatsFile implements AutoCloseable {
 
     void start() {
         removeLeftovers();
-        timer.scheduleWithFixedDelay(this::writeQuietly, 0, INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+        lastAttemptNanos = System.nanoTime();
+        schedule();
+    }
+
+    private synchronized void schedule() {
+        if (!closed) {
+            writer = timer.scheduleWithFixedDelay(this::writeQuietly, 0, intervalMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Restarts the writer when it died (logged loud, with the cause) and tells whether it is alive:
+     * started, not dead, and its last attempt no older than three intervals (a stuck write is not).
+     */
+    synchronized boolean watch(long nowNanos) {
+        ScheduledFuture<?> w = writer;
+        if (w == null || closed) {
+            return false;
+        }
+        if (w.isDone()) {
+            LOG.errorf(cause(w), "the gateway stats writer died; restarting it (%s goes stale meanwhile)", file);
+            restarts.incrementAndGet();
+            lastAttemptNanos = nowNanos;
+            schedule();
+            return false;
+        }
+        return nowNanos - lastAttemptNanos <= TimeUnit.MILLISECONDS.toNanos(3 * intervalMillis);
+    }
+
+    /** Times {@link #watch} found the writer dead and restarted it. */
+    long restarts() {
+        return restarts.get();
+    }
+
+    private static Throwable cause(ScheduledFuture<?> dead) {
+        try {
+            dead.get();
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException | java.util.concurrent.CancellationException e) {
+            return e;
+        }
     }
 
     String json() {
@@ -119,6 +178,8 @@ final class GatewayStatsFile implements AutoCloseable {
                         file, e.toString());
                 warned = true;
             }
+        } finally {
+            lastAttemptNanos = System.nanoTime();
         }
     }
 
@@ -142,6 +203,9 @@ final class GatewayStatsFile implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+        }
         timer.shutdownNow();
         try {
             timer.awaitTermination(5, TimeUnit.SECONDS);

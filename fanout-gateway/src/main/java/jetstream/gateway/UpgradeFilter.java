@@ -2,6 +2,7 @@ package jetstream.gateway;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -27,6 +28,7 @@ import jetstream.service.XrpcHttp;
  */
 @ApplicationScoped
 public class UpgradeFilter {
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(UpgradeFilter.class);
     public static final String V1_PATH = "/subscribe";
     public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
     public static final String SUBPROTOCOL = "xrpc.v1.json";
@@ -85,7 +87,10 @@ public class UpgradeFilter {
         }
     }
 
-    /** The v1 steps after the budget reservation; true when the subscription (and its reservation) was stashed. */
+    /**
+     * The v1 steps after the budget reservation; true when the subscription (and its reservation) was
+     * stashed or handed on to the cursor step running off the event loop.
+     */
     private boolean v1(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
@@ -112,9 +117,15 @@ public class UpgradeFilter {
             return false;
         }
         boolean requireHello = "true".equals(first(q, "requireHello"));
+        return withCursor(rc, q, false, state, plan -> v1(rc, req, state, opts, zstd, deflate, requireHello, plan));
+    }
+
+    /** The v1 steps from the cursor's outcome on; true when the subscription was stashed. */
+    private boolean v1(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state, V1Params.Options opts,
+                       boolean zstd, boolean deflate, boolean requireHello, Supplier<CursorPlan> resolved) {
         CursorPlan plan;
         try {
-            plan = cursor(q, false);
+            plan = resolved.get();
         } catch (FilterException e) {
             text(rc, 400, e.getMessage());
             return false;
@@ -171,7 +182,10 @@ public class UpgradeFilter {
         }
     }
 
-    /** The v2 steps after the budget reservation; true when the subscription (and its reservation) was stashed. */
+    /**
+     * The v2 steps after the budget reservation; true when the subscription (and its reservation) was
+     * stashed or handed on to the cursor step running off the event loop.
+     */
     private boolean v2(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
@@ -210,9 +224,16 @@ public class UpgradeFilter {
             refuseState(rc, true);
             return false;
         }
+        boolean dictionary = zstd;
+        return withCursor(rc, q, true, state, plan -> v2(rc, req, state, opts, dictionary, plan));
+    }
+
+    /** The v2 steps from the cursor's outcome on; true when the subscription was stashed. */
+    private boolean v2(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state, V2Params.Options opts,
+                       boolean zstd, Supplier<CursorPlan> resolved) {
         CursorPlan plan;
         try {
-            plan = cursor(q, true);
+            plan = resolved.get();
         } catch (FilterException e) {
             xrpc(rc, 400, "InvalidRequest", e.getMessage());
             return false;
@@ -318,6 +339,85 @@ public class UpgradeFilter {
     private static final class NotReady extends RuntimeException {
         NotReady(String message) {
             super(message, null, false, false);
+        }
+    }
+
+    /**
+     * Runs the cursor step, then {@code then} with its outcome on this request's event loop. A time
+     * cursor reads segment blocks (the sealed segment holding the time, the active segment's blocks),
+     * so it resolves on the gateway's resolver thread: the request is paused meanwhile (the WebSocket
+     * upgrade resumes it) and its state reservation, which bounds what waiting upgrades hold, stays
+     * held. Other cursors need only the catalog's snapshot and the ring and resolve inline.
+     *
+     * @return true when the reservation was stashed or handed on to the resolver
+     */
+    private boolean withCursor(RoutingContext rc, Map<String, List<String>> q, boolean v2,
+                               StateBudget.Reservation state, AfterCursor then) {
+        io.vertx.core.Context loop = io.vertx.core.Vertx.currentContext();
+        if (loop == null || !readsSegments(q)) {
+            return then.accept(() -> cursor(q, v2));
+        }
+        HttpServerRequest req = rc.request();
+        req.pause();
+        try {
+            gateway.resolver().execute(() -> {
+                Supplier<CursorPlan> outcome = outcome(q, v2);
+                loop.runOnContext(v -> {
+                    boolean kept = false;
+                    try {
+                        kept = then.accept(outcome);
+                    } catch (RuntimeException e) {
+                        // What the router does with a handler's exception inline: a 500, never a hung request.
+                        rc.fail(e);
+                    } finally {
+                        if (!kept) {
+                            state.release();
+                            req.resume();
+                        }
+                    }
+                });
+            });
+        } catch (java.util.concurrent.RejectedExecutionException stopped) {
+            req.resume();
+            return then.accept(() -> {
+                throw new NotReady("service not ready: shutting down");
+            });
+        }
+        return true;
+    }
+
+    /** What the resolver thread found: the plan, or the refusal the endpoint words. */
+    private Supplier<CursorPlan> outcome(Map<String, List<String>> q, boolean v2) {
+        try {
+            CursorPlan plan = cursor(q, v2);
+            return () -> plan;
+        } catch (FilterException | NotReady e) {
+            return () -> {
+                throw e;
+            };
+        } catch (RuntimeException | Error e) {
+            LOG.errorf(e, "cursor resolution failed");
+            return () -> {
+                throw new NotReady("service not ready: cursor resolution failed");
+            };
+        }
+    }
+
+    /** The rest of an upgrade once the cursor step answered; true when the subscription was stashed. */
+    @FunctionalInterface
+    private interface AfterCursor {
+        boolean accept(Supplier<CursorPlan> resolved);
+    }
+
+    /** A time cursor with cursors enabled: its resolution reads segment files. */
+    private boolean readsSegments(Map<String, List<String>> q) {
+        if (gateway.lookbackMicros() <= 0) {
+            return false;
+        }
+        try {
+            return CursorRequest.parse(first(q, "cursor")).mode() == CursorRequest.Mode.TIME_US;
+        } catch (FilterException e) {
+            return false;
         }
     }
 

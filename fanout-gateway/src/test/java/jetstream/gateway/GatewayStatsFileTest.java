@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.vertx.core.json.JsonObject;
 
-/** The stats file the status page reads: content, replacement by rename, leftovers, removal. */
+/**
+ * The stats file the status page reads: content, replacement by rename, leftovers, removal, and a
+ * writer killed by an Error (an OutOfMemoryError under a flood) restarted instead of going stale.
+ */
 class GatewayStatsFileTest {
     @TempDir
     Path dir;
@@ -81,5 +85,68 @@ class GatewayStatsFileTest {
         g.close();
         assertFalse(Files.exists(g.file()), "a graceful stop removes its file");
         assertThrows(IllegalArgumentException.class, () -> new GatewayStatsFile(run, "../x", src, clock::get));
+    }
+
+    @Test
+    void aWriterKilledByAnErrorIsReportedDeadAndRestarted() throws Exception {
+        AtomicBoolean flood = new AtomicBoolean();
+        AtomicLong clock = new AtomicLong(1);
+        GatewayStatsFile.Source src = new GatewayStatsFile.Source() {
+            @Override
+            public long subscribers() {
+                if (flood.getAndSet(false)) {
+                    throw new OutOfMemoryError("Java heap space (test)");
+                }
+                return 1;
+            }
+
+            @Override
+            public long subscribers(SubscribeMetrics.Compression c) {
+                return 0;
+            }
+
+            @Override
+            public boolean feedConnected() {
+                return true;
+            }
+
+            @Override
+            public String address() {
+                return "";
+            }
+        };
+        Path run = dir.resolve("run");
+        GatewayStatsFile f = new GatewayStatsFile(run, "gw-oom", src, clock::incrementAndGet, 20);
+        f.start();
+        try {
+            for (int i = 0; i < 250 && !Files.exists(f.file()); i++) {
+                Thread.sleep(20);
+            }
+            assertTrue(f.watch(System.nanoTime()), "a running writer is alive");
+            flood.set(true);
+            for (int i = 0; i < 250 && flood.get(); i++) {
+                Thread.sleep(20);
+            }
+            assertFalse(flood.get(), "the writer met the error");
+            Thread.sleep(100);
+            long dead = updatedAt(f);
+            Thread.sleep(200);
+            assertEquals(dead, updatedAt(f), "a scheduled task that threw an Error never runs again");
+            assertFalse(f.watch(System.nanoTime()), "the dead writer is reported (readiness false)");
+            assertEquals(1, f.restarts());
+            for (int i = 0; i < 250 && updatedAt(f) == dead; i++) {
+                Thread.sleep(20);
+            }
+            assertTrue(updatedAt(f) > dead, "the restarted writer publishes again");
+            assertTrue(f.watch(System.nanoTime()), "alive again");
+            assertEquals(1, f.restarts());
+        } finally {
+            f.close();
+        }
+        assertFalse(f.watch(System.nanoTime()), "a closed writer is not alive and not restarted");
+    }
+
+    private static long updatedAt(GatewayStatsFile f) throws Exception {
+        return new JsonObject(Files.readString(f.file())).getLong("updatedAt");
     }
 }

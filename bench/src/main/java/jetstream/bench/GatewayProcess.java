@@ -1,0 +1,77 @@
+package jetstream.bench;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The packaged gateway as a child JVM for the issue-21 harnesses: public and management ports on
+ * 127.0.0.1, the data directory, {@code JETSTREAM_*} from the caller only, output in
+ * {@code <data>/gateway.log}; its heap in use read from the management port's metrics.
+ */
+final class GatewayProcess {
+    private static final Pattern HEAP = Pattern.compile("^jvm_memory_used_bytes\\{area=\"heap\".*} ([0-9.eE+]+)$",
+            Pattern.MULTILINE);
+
+    final Process process;
+    final int port;
+    final int management;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private GatewayProcess(Process process, int port, int management) {
+        this.process = process;
+        this.port = port;
+        this.management = management;
+    }
+
+    /**
+     * Starts {@code jar} with {@code -Xmx<xmx>} (and a JFR recording to {@code jfr} when not null) and
+     * the {@code env} settings, and waits until it is ready.
+     */
+    static GatewayProcess start(Path jar, Path data, String xmx, Path jfr, Map<String, String> env) throws Exception {
+        int port = GatewayBench.freePort();
+        int management = GatewayBench.freePort();
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx));
+        if (jfr != null) {
+            cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + jfr.toAbsolutePath());
+        }
+        cmd.addAll(List.of("-Djava.util.logging.manager=org.jboss.logmanager.LogManager", "-Djetstream.data-dir=" + data,
+                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port, "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + management, "-Dquarkus.log.level=WARN", "-jar", jar.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(data.resolve("gateway.log").toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        GatewayBench.awaitReady(p, management, data.resolve("gateway.log"));
+        return new GatewayProcess(p, port, management);
+    }
+
+    /** The heap in use now ({@code jvm_memory_used_bytes{area="heap"}} summed over the pools). */
+    long heapUsed() throws IOException, InterruptedException {
+        String m = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        double used = 0;
+        Matcher x = HEAP.matcher(m);
+        while (x.find()) {
+            used += Double.parseDouble(x.group(1));
+        }
+        return (long) used;
+    }
+
+    void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}

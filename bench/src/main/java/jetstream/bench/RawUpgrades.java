@@ -1,0 +1,160 @@
+package jetstream.bench;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * An upgrade flood from one thread: raw HTTP/1.1 WebSocket upgrade requests over non-blocking
+ * sockets ({@code inflight} outstanding), each request patched from one template (the query is
+ * {@code dids} distinct DIDs salted with the upgrade's number), and only the response head read. An
+ * accepted upgrade (101) is held open and never read again, which is all the flood needs of a
+ * client: a full WebSocket client per upgrade, and formatting every DID anew, kept the one-box load
+ * generator at ~55 upgrades/s.
+ */
+final class RawUpgrades {
+    private static final int SALT_DIGITS = 8;
+
+    private final InetSocketAddress target;
+    private final String[] sources;
+    private final byte[] template;
+    /** Offsets in {@link #template} where each DID's salt digits start. */
+    private final int[] saltAt;
+    final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+    final List<SocketChannel> held = new ArrayList<>();
+
+    /** {@code sources}: local addresses to spread the upgrades over (null: the kernel's choice). */
+    RawUpgrades(InetSocketAddress target, String[] sources, String path, int dids) {
+        this.target = target;
+        this.sources = sources;
+        StringBuilder b = new StringBuilder(dids * 44 + 512).append("GET ").append(path).append('?');
+        List<Integer> salts = new ArrayList<>(dids);
+        for (int i = 0; i < dids; i++) {
+            b.append("wantedDids=did:plc:");
+            salts.add(b.length());
+            b.append("0".repeat(SALT_DIGITS)).append(String.format("%016d", i)).append('&');
+        }
+        b.append(" HTTP/1.1\r\nHost: ").append(target.getHostString()).append(':').append(target.getPort())
+                .append("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")
+                .append("\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        template = b.toString().getBytes(StandardCharsets.US_ASCII);
+        saltAt = salts.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The request of upgrade {@code n}: the template with {@code n} as every DID's salt. */
+    private ByteBuffer request(int n) {
+        byte[] out = template.clone();
+        byte[] salt = String.format("%0" + SALT_DIGITS + "d", n).getBytes(StandardCharsets.US_ASCII);
+        for (int at : saltAt) {
+            System.arraycopy(salt, 0, out, at, SALT_DIGITS);
+        }
+        return ByteBuffer.wrap(out);
+    }
+
+    private static final class Attempt {
+        final ByteBuffer request;
+        final ByteBuffer response = ByteBuffer.allocate(2048);
+
+        Attempt(ByteBuffer request) {
+            this.request = request;
+        }
+    }
+
+    /** Runs {@code upgrades} upgrades, at most {@code inflight} unanswered at once; returns when all answered. */
+    void run(int upgrades, int inflight) throws IOException {
+        try (Selector selector = Selector.open()) {
+            int started = 0;
+            int answered = 0;
+            int open = 0;
+            while (answered < upgrades) {
+                while (started < upgrades && open < inflight) {
+                    SocketChannel ch = SocketChannel.open();
+                    ch.configureBlocking(false);
+                    if (sources != null) {
+                        ch.bind(new InetSocketAddress(sources[started % sources.length], 0));
+                    }
+                    Attempt a = new Attempt(request(started));
+                    if (ch.connect(target)) {
+                        ch.register(selector, SelectionKey.OP_WRITE, a);
+                    } else {
+                        ch.register(selector, SelectionKey.OP_CONNECT, a);
+                    }
+                    started++;
+                    open++;
+                }
+                selector.select(1000);
+                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                while (it.hasNext()) {
+                    SelectionKey k = it.next();
+                    it.remove();
+                    SocketChannel ch = (SocketChannel) k.channel();
+                    Attempt a = (Attempt) k.attachment();
+                    String outcome = null;
+                    try {
+                        if (k.isConnectable() && ch.finishConnect()) {
+                            k.interestOps(SelectionKey.OP_WRITE);
+                        } else if (k.isWritable()) {
+                            ch.write(a.request);
+                            if (!a.request.hasRemaining()) {
+                                k.interestOps(SelectionKey.OP_READ);
+                            }
+                        } else if (k.isReadable()) {
+                            if (ch.read(a.response) < 0) {
+                                outcome = "error:closed";
+                            } else {
+                                outcome = status(a.response);
+                            }
+                        }
+                    } catch (IOException e) {
+                        outcome = "error:" + e.getClass().getSimpleName();
+                    }
+                    if (outcome == null) {
+                        continue;
+                    }
+                    outcomes.computeIfAbsent(outcome, x -> new LongAdder()).increment();
+                    answered++;
+                    open--;
+                    k.cancel();
+                    if ("101".equals(outcome)) {
+                        held.add(ch);
+                    } else {
+                        ch.close();
+                    }
+                }
+            }
+        }
+    }
+
+    /** The status (with "+Retry-After" when that header came) once the response head is complete, else null. */
+    private static String status(ByteBuffer response) {
+        String head = new String(response.array(), 0, response.position(), StandardCharsets.ISO_8859_1);
+        int end = head.indexOf("\r\n\r\n");
+        if (end < 0) {
+            return response.hasRemaining() ? null : "error:head too long";
+        }
+        String code = head.length() >= 12 ? head.substring(9, 12) : "error:short";
+        return head.substring(0, end).toLowerCase(java.util.Locale.ROOT).contains("\r\nretry-after:")
+                ? code + "+Retry-After" : code;
+    }
+
+    void closeHeld() {
+        for (SocketChannel ch : held) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
+        held.clear();
+    }
+}
