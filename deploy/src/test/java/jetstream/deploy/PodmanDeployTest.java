@@ -192,6 +192,11 @@ class PodmanDeployTest {
         Map<String, String> env = pb.environment();
         env.put("JETSTREAM_PODMAN_BASE_PORT", Integer.toString(BASE));
         env.put("JETSTREAM_PODMAN_PORT", Integer.toString(FRONT));
+        // podman run directly (not through the scripts) needs the scripts' runtime and ulimits (images/lib.sh)
+        Path conf = Chart.root().resolve("target/images/containers.conf");
+        if (System.getenv("CONTAINERS_CONF") == null && Files.exists(conf)) {
+            env.put("CONTAINERS_CONF", conf.toString());
+        }
         Path log = Files.createTempFile("deploy-test", ".log");
         Process p = pb.command(cmd).directory(Chart.repo().toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {
