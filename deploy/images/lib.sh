@@ -27,3 +27,16 @@ js_need() {
     command -v "$tool" >/dev/null 2>&1 || { echo "$(basename "$0"): $tool is required (apt-get install $tool)" >&2; exit 1; }
   done
 }
+
+# The Debian main archive this machine's apt uses (deb822 "URIs:" or one-line "deb URL suite"
+# sources), or JETSTREAM_DEBIAN_MIRROR. Exits when there is none.
+js_debian_mirror() {
+  local mirror="${JETSTREAM_DEBIAN_MIRROR:-}"
+  if [ -z "$mirror" ]; then
+    mirror="$({ cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true; } \
+      | awk '/^URIs:/ {print $2} /^deb / {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; break}}' \
+      | grep -v -- '-security' | head -n1 || true)"
+  fi
+  [ -n "$mirror" ] || { echo "$(basename "$0"): no Debian mirror in /etc/apt/sources.list*; set JETSTREAM_DEBIAN_MIRROR" >&2; exit 1; }
+  echo "$mirror"
+}

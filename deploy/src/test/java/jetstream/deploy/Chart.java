@@ -64,6 +64,40 @@ final class Chart {
         return out.toString();
     }
 
+    /**
+     * A rendering that includes the `helm test` pod: helm-java's template omits hooks, so a copy of
+     * the chart with the hook annotations renamed is rendered instead.
+     */
+    static String templateWithTests(String release, String namespace, Optional<Path> valuesFile) {
+        try {
+            Path copy = Files.createTempDirectory("chart-with-tests").resolve("jetstream");
+            copyTree(chartDir(), copy);
+            Path test = copy.resolve("templates/tests/subscribe.yaml");
+            Files.writeString(test, read(test).replace("helm.sh/hook: test", "test-hook: \"true\"")
+                    .replace("helm.sh/hook-delete-policy:", "test-hook-delete-policy:"));
+            TemplateCommand cmd = new Helm(copy).template().withName(release).withNamespace(namespace);
+            valuesFile.ifPresent(cmd::withValuesFile);
+            return cmd.call();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static void copyTree(Path from, Path to) throws java.io.IOException {
+        List<Path> all = new ArrayList<>();
+        try (java.util.stream.Stream<Path> s = Files.walk(from)) {
+            s.forEach(all::add);
+        }
+        for (Path p : all) {
+            Path target = to.resolve(from.relativize(p).toString());
+            if (Files.isDirectory(p)) {
+                Files.createDirectories(target);
+            } else {
+                Files.copy(p, target);
+            }
+        }
+    }
+
     /** Every object of a multi-document rendering, through the fabric8 model. */
     static List<HasMetadata> parse(String rendered) {
         List<HasMetadata> out = new ArrayList<>();

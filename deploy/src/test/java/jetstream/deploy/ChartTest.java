@@ -98,7 +98,7 @@ class ChartTest {
     void lintStrictPassesWithNonDefaultValues(@TempDir Path tmp) throws IOException {
         // helm-java's lint takes no values file: lint a copy whose values.yaml has the overrides merged in.
         Path copy = tmp.resolve("jetstream");
-        copyTree(Chart.chartDir(), copy);
+        Chart.copyTree(Chart.chartDir(), copy);
         ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
         for (Path overrides : List.of(NON_DEFAULT, EXISTING_SECRET)) {
             @SuppressWarnings("unchecked")
@@ -359,7 +359,7 @@ class ChartTest {
 
     @Test
     void heapFollowsThePodLimit() {
-        Map<String, String> expected = Map.of("ingester", "50", "archive-server", "75", "gateway", "75");
+        Map<String, String> expected = Map.of("ingester", "50", "archive-server", "50", "gateway", "75");
         for (PodTemplateSpec t : defaults.podTemplates().values()) {
             Container c = Rendered.only(t);
             String component = t.getMetadata().getLabels().get("app.kubernetes.io/component");
@@ -367,11 +367,12 @@ class ChartTest {
                     env(c, "JDK_JAVA_OPTIONS"), component);
             assertNotNull(c.getResources().getLimits().get("memory"), component + ": the heap is a share of this limit");
         }
-        // The archive-server's heap holds the manifest's blooms: 1.45 GiB for the full network (BENCHMARKS.md).
+        // The archive-server loaded the full network's 6,400-segment manifest in -Xmx512m (45 MiB used; the
+        // blooms stay in the mapped footers, BENCHMARKS.md): its heap must reach that, and the rest of the
+        // limit is page cache for the footers
         Container archive = Rendered.only(workload(defaults, "archive-server"));
-        double heapGiB = Quantity.getAmountInBytes(archive.getResources().getLimits().get("memory")).doubleValue()
-                * 0.75 / (1L << 30);
-        assertTrue(heapGiB >= 1.45 + 1, "archive-server heap " + heapGiB + " GiB leaves room beyond the blooms");
+        double limitGiB = Quantity.getAmountInBytes(archive.getResources().getLimits().get("memory")).doubleValue() / (1L << 30);
+        assertTrue(limitGiB * 0.5 >= 0.5 && limitGiB * 0.5 >= 1, "archive-server heap and page cache of " + limitGiB + " GiB");
     }
 
     @Test
@@ -475,24 +476,15 @@ class ChartTest {
     }
 
     @Test
-    void helmTestHookSubscribesThroughTheGatewayService(@TempDir Path tmp) throws IOException {
-        Path source = Chart.chartDir().resolve("templates/tests/subscribe.yaml");
-        String template = Chart.read(source);
+    void helmTestHookSubscribesThroughTheGatewayService() {
+        String template = Chart.read(Chart.chartDir().resolve("templates/tests/subscribe.yaml"));
         assertTrue(template.contains("helm.sh/hook: test"), "the pod must be a `helm test` hook");
-        // helm-java's template omits hooks: render a copy with the hook annotations removed.
-        Path copy = tmp.resolve("jetstream");
-        copyTree(Chart.chartDir(), copy);
-        Files.writeString(copy.resolve("templates/tests/subscribe.yaml"),
-                template.replace("helm.sh/hook: test", "test-hook: \"true\"")
-                        .replace("helm.sh/hook-delete-policy:", "test-hook-delete-policy:"));
         for (var values : List.of(Optional.<Path>empty(), Optional.of(NON_DEFAULT))) {
-            var cmd = new Helm(copy).template().withName("prod").withNamespace("stream");
-            values.ifPresent(cmd::withValuesFile);
-            Rendered r = new Rendered(Chart.parse(cmd.call()));
+            Rendered r = new Rendered(Chart.parse(Chart.templateWithTests("prod", "stream", values)));
             Pod pod = r.get(Pod.class, "prod-jetstream-test-subscribe");
             assertEquals("Never", pod.getSpec().getRestartPolicy());
             Container c = pod.getSpec().getContainers().get(0);
-            assertTrue(c.getImage().startsWith("curlimages/curl:8."), c.getImage());
+            assertTrue(c.getImage().matches(values.isPresent() ? "curlimages/curl:8\\..*" : "jetstream/helm-test:[^:]+"), c.getImage());
             Service gw = r.service("prod-jetstream-gateway");
             assertEquals("prod-jetstream-gateway:" + gw.getSpec().getPorts().get(0).getPort(), env(c, "GATEWAY"));
             assertEquals("prod-jetstream-archive-server:" + r.service("prod-jetstream-archive-server").getSpec().getPorts()
@@ -668,20 +660,5 @@ class ChartTest {
             out.put(k, b instanceof Map && v instanceof Map ? merge((Map<String, Object>) b, (Map<String, Object>) v) : v);
         });
         return out;
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        List<Path> all = new ArrayList<>();
-        try (Stream<Path> s = Files.walk(from)) {
-            s.forEach(all::add);
-        }
-        for (Path p : all) {
-            Path target = to.resolve(from.relativize(p).toString());
-            if (Files.isDirectory(p)) {
-                Files.createDirectories(target);
-            } else {
-                Files.copy(p, target);
-            }
-        }
     }
 }

@@ -70,6 +70,33 @@ final class KubePlay {
         return out.toString();
     }
 
+    /**
+     * The chart's `helm test` pod as podman plays it: host network, the locally built test image,
+     * and the Service addresses it names replaced by the 127.0.0.1 ports of this deployment. Its
+     * script, command and security context are the chart's, unchanged.
+     */
+    String testPodYaml() {
+        Rendered r = new Rendered(Chart.parse(Chart.templateWithTests(RELEASE, "default", Optional.of(valuesFile()))));
+        Pod chart = r.all(Pod.class).stream().filter(p -> "helm-test".equals(p.getMetadata().getLabels()
+                .get("app.kubernetes.io/component"))).findFirst().orElseThrow(() -> new AssertionError("no helm test pod"));
+        Container c = chart.getSpec().getContainers().get(0);
+        Map<String, String> addresses = Map.of("GATEWAY", host(GATEWAY), "ARCHIVE", host(ARCHIVE),
+                "MANAGEMENT", host(INGESTER_MGMT) + " " + host(ARCHIVE_MGMT) + " " + host(GATEWAY_MGMT));
+        List<EnvVar> env = c.getEnv().stream()
+                .map(v -> addresses.containsKey(v.getName()) ? new EnvVar(v.getName(), addresses.get(v.getName()), null) : v)
+                .toList();
+        Container played = new io.fabric8.kubernetes.api.model.ContainerBuilder(c).withImage(image("helm-test"))
+                .withImagePullPolicy("Never").withEnv(env).build();
+        Pod pod = new PodBuilder(chart).editMetadata().withAnnotations(Map.of()).endMetadata()
+                .editSpec().withHostNetwork(true).withContainers(played).endSpec().build();
+        return "# generated from deploy/helm/jetstream/templates/tests (KubePlay): do not edit\n"
+                + new KubernetesSerialization().asYaml(pod);
+    }
+
+    private String host(int offset) {
+        return "127.0.0.1:" + (base + offset);
+    }
+
     private Pod simulator(boolean bootstrap) {
         List<String> args = new ArrayList<>(List.of("--profile", "demo", "--bind-host", "127.0.0.1",
                 "--port", Integer.toString(base + SIM)));

@@ -49,6 +49,16 @@ class KubePlayManifestTest {
                 .collect(Collectors.toMap(e -> e.getName(), e -> e.getValue()));
         assertEquals(k.url(KubePlay.SIM), env.get("JETSTREAM_RELAY_URL"));
         assertEquals(bootstrap ? "false" : "true", env.get("JETSTREAM_INGEST_START_STEADY"));
+        // the chart's helm test pod, pointed at this deployment's ports
+        Pod test = (Pod) Chart.parse(k.testPodYaml()).get(0);
+        Container tc = test.getSpec().getContainers().get(0);
+        Map<String, String> testEnv = tc.getEnv().stream().collect(Collectors.toMap(e -> e.getName(), e -> e.getValue()));
+        assertEquals("localhost/jetstream/helm-test:" + System.getProperty("jetstream.kubeplay.version", "0.1.0-SNAPSHOT"), tc.getImage());
+        assertEquals("127.0.0.1:" + (base + KubePlay.GATEWAY), testEnv.get("GATEWAY"));
+        assertEquals(k.probes.values().stream().map(u -> u.replaceAll("^http://|/q/.*$", "")).toList(),
+                List.of(testEnv.get("MANAGEMENT").split(" ")));
+        assertEquals("Never", test.getSpec().getRestartPolicy());
+        assertTrue(test.getSpec().getHostNetwork());
         String yaml = k.yaml();
         List<HasMetadata> parsed = Chart.parse(yaml);
         assertEquals(k.objects.size(), parsed.size());

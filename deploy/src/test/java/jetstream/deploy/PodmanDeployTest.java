@@ -83,6 +83,10 @@ class PodmanDeployTest {
         assertTrue(v1.first().startsWith("{\"did\":\"did:"), v1.first());
         assertTrue(v2.first().contains("\"$type\":\"network.bsky.jetstream.subscribeEvents#"), v2.first());
 
+        // the chart's `helm test` pod, played against this deployment in steady state: it must pass
+        String helmTest = helmTest(k, dir);
+        assertTrue(helmTest.contains("received: {\"did\":\"did:") && helmTest.contains("phase: steady_state"), helmTest);
+
         // planSnapshot + getSegment of a sealed segment, twice: the second answer comes from the CDN cache
         JsonNode[] plan = new JsonNode[1];
         await("a sealed segment in planSnapshot", 240, () -> {
@@ -117,6 +121,23 @@ class PodmanDeployTest {
         v2.close();
         System.out.printf("PodmanDeployTest: build %.0f s, up %.0f s, ingester SIGKILL to ready %.0f s, total %.0f s (load %s)%n",
                 secs(built - t0), secs(ready - built), secs(restarted - killed), secs(System.nanoTime() - t0), loadAverage());
+    }
+
+    /** Plays the `helm test` pod, waits for it to end and returns its log; fails unless it exited 0. */
+    private static String helmTest(KubePlay k, Path dir) throws Exception {
+        Path yaml = dir.resolve("jetstream-helm-test.yaml");
+        Files.writeString(yaml, k.testPodYaml());
+        String pod = KubePlay.RELEASE + "-test-subscribe";
+        run(Duration.ofMinutes(1), "podman", "pod", "rm", "-f", "--ignore", pod);
+        run(Duration.ofMinutes(2), "podman", "kube", "play", "--network", "host", yaml.toString());
+        try {
+            String exit = run(Duration.ofMinutes(5), "podman", "wait", pod + "-subscribe").trim();
+            String log = run(Duration.ofMinutes(1), "podman", "logs", pod + "-subscribe");
+            assertEquals("0", exit, "the helm test pod failed:\n" + log);
+            return log;
+        } finally {
+            run(Duration.ofMinutes(1), "podman", "pod", "rm", "-f", pod);
+        }
     }
 
     private static JsonNode planSnapshot() {
@@ -171,6 +192,11 @@ class PodmanDeployTest {
         Map<String, String> env = pb.environment();
         env.put("JETSTREAM_PODMAN_BASE_PORT", Integer.toString(BASE));
         env.put("JETSTREAM_PODMAN_PORT", Integer.toString(FRONT));
+        // podman run directly (not through the scripts) needs the scripts' runtime and ulimits (images/lib.sh)
+        Path conf = Chart.root().resolve("target/images/containers.conf");
+        if (System.getenv("CONTAINERS_CONF") == null && Files.exists(conf)) {
+            env.put("CONTAINERS_CONF", conf.toString());
+        }
         Path log = Files.createTempFile("deploy-test", ".log");
         Process p = pb.command(cmd).directory(Chart.repo().toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {

@@ -25,6 +25,7 @@ public final class IngestMetrics {
     public final Counter replayedAccountDropped;
     public final Counter replayedIdentityDropped;
     public final Counter staleResyncsDropped;
+    public final Counter reactivatedResyncs;
     public final Counter feedSlowReadersDisconnected;
     public final AtomicLong upstreamCursor = new AtomicLong();
     public final AtomicLong lastSeenUpstreamEventSeconds = new AtomicLong();
@@ -47,6 +48,7 @@ public final class IngestMetrics {
         replayedAccountDropped = r.counter("jetstream_livestream_replayed_account_events_dropped_total");
         replayedIdentityDropped = r.counter("jetstream_livestream_replayed_identity_events_dropped_total");
         staleResyncsDropped = r.counter("jetstream_livestream_stale_resyncs_dropped_total");
+        reactivatedResyncs = r.counter("jetstream_livestream_reactivated_resyncs_total");
         feedSlowReadersDisconnected = r.counter("jetstream_feed_slow_readers_disconnected_total");
         jetstream.config.BuildInfo build = jetstream.config.BuildInfo.current();
         io.micrometer.core.instrument.Gauge.builder("jetstream_build_info", () -> 1).tags("version", build.version(),

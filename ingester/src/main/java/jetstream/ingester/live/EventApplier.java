@@ -56,6 +56,7 @@ final class EventApplier {
     private final ChainStates chains;
     private final ReplayRatchets ratchets;
     private final Holds holds;
+    private final Reactivations reactivations;
     private final Object lock;
     private final RowConverter converter = new RowConverter();
     private final RateLimitedLog warn = new RateLimitedLog(LOG);
@@ -67,7 +68,7 @@ final class EventApplier {
      */
     EventApplier(SteadyWriter writer, IdentityResolver identities, IngestMetrics metrics, boolean verify,
                  BooleanSupplier steadyState, LongConsumer applied, ChainStates chains, ReplayRatchets ratchets,
-                 Holds holds, Object lock) {
+                 Holds holds, Reactivations reactivations, Object lock) {
         this.writer = writer;
         this.identities = identities;
         this.metrics = metrics;
@@ -77,6 +78,7 @@ final class EventApplier {
         this.chains = chains;
         this.ratchets = ratchets;
         this.holds = holds;
+        this.reactivations = reactivations;
         this.lock = lock;
     }
 
@@ -179,6 +181,13 @@ final class EventApplier {
             if (!ratchets.account(ac, stage)) {
                 metrics.replayedAccountDropped.increment();
                 return null;
+            }
+            if (steadyState.getAsBoolean() && reactivations.reactivates(ac)
+                    && holds.begin(ac.did(), PendingResyncs.Cause.CHAIN_BREAK, null, ac.seq(), stage)) {
+                // its repository was given up as unavailable: fetch it now that it can be served
+                metrics.reactivatedResyncs.increment();
+                LOG.infof("%s is active again after its repository was unavailable: fetching it", ac.did());
+                work.schedule(ac.did());
             }
         } else if (m instanceof FirehoseMessage.Commit c && verify) {
             if (!commit(c, frame, stage, pre)) {

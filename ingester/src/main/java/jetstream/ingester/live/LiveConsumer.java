@@ -115,12 +115,14 @@ public final class LiveConsumer implements AutoCloseable {
         this.metrics = metrics;
         this.holds = new Holds(PendingResyncs.recover(store, HELD_PER_DID, HELD_BYTES, MARKER_BYTES), metrics);
         ChainStates chains = new ChainStates(store);
+        Reactivations reactivations = new Reactivations(store);
         this.events = new EventApplier(writer, identities, metrics, verify, steadyState, seq -> {
             cursor = seq;
             metrics.upstreamCursor.set(seq);
-        }, chains, new ReplayRatchets(store), holds, lock);
+        }, chains, new ReplayRatchets(store), holds, reactivations, lock);
         this.work = new PendingWork(writer, identities, metrics, verify,
-                new ResyncFetcher(http, identities, pdsRoute, policy, verify, metrics, maxCarBytes), chains, holds, events, lock, onFatal);
+                new ResyncFetcher(http, identities, pdsRoute, policy, verify, metrics, maxCarBytes), chains, holds, events,
+                reactivations, lock, onFatal);
         events.work(work);
         this.pipeline = verify && verifyThreads > 0
                 ? new OrderedPipeline<>("live-verify", verifyThreads, PIPELINE_BYTES, new OrderedPipeline.Work<>() {

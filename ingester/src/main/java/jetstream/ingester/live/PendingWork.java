@@ -48,6 +48,7 @@ final class PendingWork implements AutoCloseable {
     private final ChainStates chains;
     private final Holds holds;
     private final EventApplier events;
+    private final Reactivations reactivations;
     private final Object lock;
     private final Consumer<Throwable> onFatal;
     private final RateLimitedLog warn = new RateLimitedLog(LOG);
@@ -62,8 +63,8 @@ final class PendingWork implements AutoCloseable {
     private volatile boolean running = true;
 
     PendingWork(SteadyWriter writer, IdentityResolver identities, IngestMetrics metrics, boolean verify,
-                ResyncFetcher fetcher, ChainStates chains, Holds holds, EventApplier events, Object lock,
-                Consumer<Throwable> onFatal) {
+                ResyncFetcher fetcher, ChainStates chains, Holds holds, EventApplier events, Reactivations reactivations,
+                Object lock, Consumer<Throwable> onFatal) {
         this.writer = writer;
         this.identities = identities;
         this.metrics = metrics;
@@ -72,6 +73,7 @@ final class PendingWork implements AutoCloseable {
         this.chains = chains;
         this.holds = holds;
         this.events = events;
+        this.reactivations = reactivations;
         this.lock = lock;
         this.onFatal = onFatal;
     }
@@ -221,6 +223,7 @@ final class PendingWork implements AutoCloseable {
         } else {
             out.addAll(fetched.rows());
             stage.put(MetaKeys.SYNC_CHAIN_PREFIX + did, chains.put(did, new ChainStates.Chain(fetched.rev(), fetched.data())));
+            reactivations.replaced(did, fetched.rev(), fetched.rows().size() - 1, stage);
         }
     }
 

@@ -20,7 +20,9 @@ import org.rocksdb.WriteOptions;
 /**
  * The ingester's metadata store, {@code data/meta.rocksdb} (facts §4 key space, spec §3.5). Only the
  * ingester opens it. Every write is a synced batch; a failed read or write is fatal
- * ({@link MetaStoreException}, ENOSPC named). Thread-safe (RocksDB is).
+ * ({@link MetaStoreException}, ENOSPC named). Thread-safe (RocksDB is). An operation after (or racing)
+ * {@link #close} fails with {@link IllegalStateException} instead of reaching freed native memory: a
+ * RocksDB call on a closed handle crashes the JVM with SIGSEGV.
  */
 public final class MetaStore implements AutoCloseable {
     public static final String DIR_NAME = "meta.rocksdb";
@@ -40,6 +42,9 @@ public final class MetaStore implements AutoCloseable {
     private final RocksDB db;
     private final WriteOptions sync;
     private volatile OpObserver observer = OpObserver.NONE;
+    /** Operations inside the native handle now; {@link #close} waits for them to leave. */
+    private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean closed;
 
     /** Timing of each store operation ({@code jetstream_store_op_duration_seconds{op,status}}, facts §9). */
     @FunctionalInterface
@@ -87,6 +92,7 @@ public final class MetaStore implements AutoCloseable {
     }
 
     public byte[] get(String key) {
+        enter();
         long t0 = System.nanoTime();
         try {
             byte[] v = db.get(key.getBytes(StandardCharsets.UTF_8));
@@ -95,6 +101,16 @@ public final class MetaStore implements AutoCloseable {
         } catch (RocksDBException e) {
             observer.record("get", false, System.nanoTime() - t0);
             throw new MetaStoreException("reading " + key + " from", dir, e);
+        } finally {
+            inside.decrementAndGet();
+        }
+    }
+
+    private void enter() {
+        inside.incrementAndGet();
+        if (closed) {
+            inside.decrementAndGet();
+            throw new IllegalStateException("metadata store " + dir + " is closed");
         }
     }
 
@@ -130,6 +146,7 @@ public final class MetaStore implements AutoCloseable {
         byte[] p = prefix.getBytes(StandardCharsets.UTF_8);
         List<byte[][]> out = new ArrayList<>(Math.min(max, 1024));
         long t0 = System.nanoTime();
+        enter();
         try (RocksIterator it = db.newIterator()) {
             if (after == null) {
                 it.seek(p);
@@ -150,6 +167,8 @@ public final class MetaStore implements AutoCloseable {
         } catch (RocksDBException e) {
             observer.record("scan", false, System.nanoTime() - t0);
             throw new MetaStoreException("scanning " + prefix + " in", dir, e);
+        } finally {
+            inside.decrementAndGet();
         }
         observer.record("scan", true, System.nanoTime() - t0);
         return out;
@@ -194,12 +213,15 @@ public final class MetaStore implements AutoCloseable {
 
         /** Commits with fsync; fatal on failure. */
         public void commit() {
+            enter();
             long t0 = System.nanoTime();
             try {
                 db.write(sync, wb);
             } catch (RocksDBException e) {
                 observer.record("commit", false, System.nanoTime() - t0);
                 throw new MetaStoreException("committing a synced batch to", dir, e);
+            } finally {
+                inside.decrementAndGet();
             }
             observer.record("commit", true, System.nanoTime() - t0);
         }
@@ -210,8 +232,28 @@ public final class MetaStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes the store once no operation is inside it. One still inside after 30 s (a stuck
+     * fsync) leaves the native handles open: a leak at shutdown is better than a crash.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (inside.get() > 0) {
+            if (System.nanoTime() > deadline) {
+                return;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
         try {
             db.syncWal();
         } catch (RocksDBException ignored) {

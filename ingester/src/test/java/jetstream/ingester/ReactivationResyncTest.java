@@ -1,0 +1,170 @@
+package jetstream.ingester;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.function.BooleanSupplier;
+import jetstream.atproto.cbor.DagCbor;
+import jetstream.ingester.backfill.HostnamePolicy;
+import jetstream.ingester.backfill.RepoStatus;
+import jetstream.ingester.live.IdentityResolver;
+import jetstream.ingester.live.LiveConsumer;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+import jetstream.segment.io.SegmentIO;
+import jetstream.segment.io.SegmentWriter;
+import jetstream.simulator.SimConfig;
+import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An account whose repository the backfill recorded {@code unavailable} becomes active again: in
+ * steady state its {@code #account} event fetches the repository, the archive's fold of the DID then
+ * equals the network's, and the {@code repo/} row is complete. Anything else is left alone.
+ */
+class ReactivationResyncTest {
+    @TempDir
+    Path dir;
+    private Simulator sim;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeEach
+    void start() throws Exception {
+        SimConfig cfg = SimConfig.small();
+        cfg.seed = 11;
+        cfg.accounts = 4;
+        cfg.bigRepos = 0;
+        cfg.mixIdentity = 0;
+        cfg.mixAccount = 0;
+        cfg.mixSync = 0;
+        cfg.deactivatedFraction = 0;
+        cfg.takendownFraction = 0;
+        sim = Simulator.start(cfg);
+        sim.advance(100);
+    }
+
+    @AfterEach
+    void stop() {
+        sim.close();
+    }
+
+    @Test
+    void anUnavailableRepositoryIsFetchedWhenItsAccountIsActiveAgain() throws Exception {
+        String did = sim.truth().dids().get(0);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (MetaStore store = MetaStore.open(dir)) {
+            put(store, gaveUp(did, RepoStatus.Status.UNAVAILABLE));
+            SteadyWriter writer = writer(store, new IngestMetrics(registry));
+            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> true);
+            c.handle(accountFrame(sim.truth().seq() + 1, did, true));
+            assertTrue(c.awaitApplied(30_000));
+            await(() -> c.pendingResyncs() == 0);
+            c.close();
+            writer.close();
+            RepoStatus row = RepoStatus.parse(did, store.get(RepoStatus.key(did)));
+            assertEquals(RepoStatus.Status.COMPLETE, row.status(), "the replacement's batch completes the row");
+            assertTrue(row.active());
+            assertFalse(row.rev().isEmpty());
+        }
+        assertEquals(1, registry.counter("jetstream_livestream_reactivated_resyncs_total").count());
+        NavigableMap<String, String> truth = ArchiveFold.text(sim.truth().records(did));
+        assertFalse(truth.isEmpty());
+        assertEquals(truth, ArchiveFold.of(ArchiveScan.events(dir)).records(did),
+                "the archive's fold of the reactivated account equals the network's");
+    }
+
+    @Test
+    void onlyAnActiveAccountWhoseRepositoryWasUnavailableInSteadyStateIsFetched() throws Exception {
+        String[] dids = sim.truth().dids().toArray(String[]::new);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        boolean[] steady = {false};
+        try (MetaStore store = MetaStore.open(dir)) {
+            put(store, gaveUp(dids[0], RepoStatus.Status.UNAVAILABLE));
+            put(store, gaveUp(dids[1], RepoStatus.Status.FAILED));
+            put(store, gaveUp(dids[2], RepoStatus.Status.UNAVAILABLE));
+            SteadyWriter writer = writer(store, new IngestMetrics(registry));
+            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> steady[0]);
+            long seq = sim.truth().seq();
+            // before steady state (the bootstrap owns the rows), a failed row (the retrier's), a deactivation, no row
+            c.handle(accountFrame(++seq, dids[0], true));
+            assertTrue(c.awaitApplied(30_000));
+            steady[0] = true;
+            c.handle(accountFrame(++seq, dids[1], true));
+            c.handle(accountFrame(++seq, dids[2], false));
+            c.handle(accountFrame(++seq, dids[3], true));
+            assertTrue(c.awaitApplied(30_000));
+            assertEquals(0, c.pendingResyncs());
+            c.close();
+            writer.close();
+            assertEquals(RepoStatus.Status.UNAVAILABLE, RepoStatus.parse(dids[0], store.get(RepoStatus.key(dids[0]))).status());
+            assertEquals(RepoStatus.Status.FAILED, RepoStatus.parse(dids[1], store.get(RepoStatus.key(dids[1]))).status());
+        }
+        assertEquals(0, registry.counter("jetstream_livestream_reactivated_resyncs_total").count());
+    }
+
+    private static void put(MetaStore store, RepoStatus row) {
+        try (MetaStore.Batch b = store.batch()) {
+            b.put(row.key(), row.toJson()).commit();
+        }
+    }
+
+    private static RepoStatus gaveUp(String did, RepoStatus.Status status) {
+        return RepoStatus.discovered(did, "", Instant.now()).status(status).lastError("RepoDeactivated").active(false);
+    }
+
+    private static byte[] accountFrame(long seq, String did, boolean active) {
+        Map<String, Object> header = new LinkedHashMap<>();
+        header.put("op", 1L);
+        header.put("t", "#account");
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("seq", seq);
+        body.put("did", did);
+        body.put("time", "2026-01-01T00:00:00.000Z");
+        body.put("active", active);
+        if (!active) {
+            body.put("status", "deactivated");
+        }
+        byte[] h = DagCbor.encode(header);
+        byte[] b = DagCbor.encode(body);
+        byte[] out = java.util.Arrays.copyOf(h, h.length + b.length);
+        System.arraycopy(b, 0, out, h.length, b.length);
+        return out;
+    }
+
+    private SteadyWriter writer(MetaStore store, IngestMetrics metrics) throws Exception {
+        return SteadyWriter.open(dir, store, new SegmentWriter.Config(64, 1 << 20, Duration.ofMillis(50)),
+                SegmentIO.PRODUCTION, 64, 1 << 20, () -> {}, metrics, t -> {
+                    throw new AssertionError(t);
+                });
+    }
+
+    private LiveConsumer consumer(MetaStore store, SteadyWriter writer, IngestMetrics metrics, BooleanSupplier steady) {
+        // frames are handed in: the relay is never dialled; every PDS is the simulator
+        return new LiveConsumer(URI.create("http://127.0.0.1:1"), http, store, writer,
+                new IdentityResolver(http, sim.url(), store, Duration.ofHours(24)), metrics, true, steady,
+                endpoint -> sim.url(), new HostnamePolicy(false), t -> {
+                    throw new AssertionError(t);
+                });
+    }
+
+    private static void await(BooleanSupplier done) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!done.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(done.getAsBoolean(), "timed out");
+    }
+}
