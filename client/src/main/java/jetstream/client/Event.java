@@ -139,7 +139,7 @@ public final class Event {
     }
 
     /**
-     * The stored kind byte (facts §2.3): 1 create, 2 update, 3 delete, 4 identity, 5 account, 6 sync,
+     * The stored kind byte (docs/segment-format.md): 1 create, 2 update, 3 delete, 4 identity, 5 account, 6 sync,
      * 7 resync-create. Live events report 1 for every create (the wire shows kind 7 as create).
      */
     public int storedKind() {

@@ -7,7 +7,7 @@ import java.nio.file.Path;
 /**
  * Reads an active (unsealed) segment up to its last complete block without modifying it: the file
  * may be growing or have a torn tail from a crash. A complete frame that fails to decode is corrupt
- * (facts §1.3: only an incomplete tail is tolerated).
+ * (docs/segment-format.md: only an incomplete tail is tolerated).
  */
 public final class ActiveSegmentReader {
     private final ByteBuffer file;

@@ -21,7 +21,7 @@ public record BackfillProgress(long hostsTotal, long hostsTerminal, long hostsDr
                                long hostsRetrying, long reposTotal, long reposDone, long discovered, long pending, long complete, long failed,
                                long unavailable, long records, long bytes, double recordsPerSecond, long etaSeconds) {
     public static final BackfillProgress EMPTY = new BackfillProgress(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1);
-    /** The maintained aggregate row (facts §4.1). */
+    /** The maintained aggregate row (docs/metadata-keys.md). */
     public static final String COUNTS_KEY = "backfill/counts";
 
     public FeedFrame.BackfillProgress frame() {
