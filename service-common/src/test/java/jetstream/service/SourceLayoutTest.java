@@ -35,8 +35,6 @@ class SourceLayoutTest {
             "the deterministic world model; edited in parallel now, split with Simulator",
             "ingester/src/main/java/jetstream/ingester/writer/SteadyWriter.java",
             "the segment-tree writer loop; being split by the writer work in parallel",
-            "ingester/src/main/java/jetstream/ingester/importer/TimestampImporter.java",
-            "timestamp-import job: bucket and apply phases still in one class (issue 26 item)",
             "ingester/src/main/java/jetstream/ingester/compaction/Compactor.java",
             "compaction pass: fold, candidate scan and rewrite still in one class (issue 26 item)",
             "bench/src/main/java/jetstream/bench/GatewayBench.java",
