@@ -35,8 +35,6 @@ class SourceLayoutTest {
             "the deterministic world model; edited in parallel now, split with Simulator",
             "ingester/src/main/java/jetstream/ingester/writer/SteadyWriter.java",
             "the segment-tree writer loop; being split by the writer work in parallel",
-            "ingester/src/main/java/jetstream/ingester/compaction/Compactor.java",
-            "compaction pass: fold, candidate scan and rewrite still in one class (issue 26 item)",
             "bench/src/main/java/jetstream/bench/GatewayBench.java",
             "a three-process benchmark harness (bench profile only), not production code");
 
