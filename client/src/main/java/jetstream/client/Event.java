@@ -302,7 +302,7 @@ public final class Event {
     /** Two scalar fields of the payload's inner object, read from the v2 JSON both origins render to. */
     private String[] inner(String object, String a, String b) {
         String[] out = new String[2];
-        try (JsonParser p = Xrpc.JSON.createParser(toJsonBytes())) {
+        try (JsonParser p = XrpcCalls.JSON.createParser(toJsonBytes())) {
             p.nextToken();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String k = p.currentName();
