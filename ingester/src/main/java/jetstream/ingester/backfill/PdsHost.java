@@ -53,7 +53,7 @@ public final class PdsHost {
     /** @throws IllegalStateException when the bytes are not a {@code PDSHost} (our own store: corruption) */
     public static PdsHost parse(String hostname, byte[] json) {
         PdsHost h = new PdsHost(hostname);
-        try (JsonParser p = Xrpc.JSON.createParser(json)) {
+        try (JsonParser p = SyncCalls.JSON.createParser(json)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw corrupt(hostname, "not an object");
             }
