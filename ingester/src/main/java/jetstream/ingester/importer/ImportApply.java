@@ -2,7 +2,6 @@ package jetstream.ingester.importer;
 
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -123,10 +122,8 @@ final class ImportApply {
                 Set<String> dids = new HashSet<>();
                 int n = 0;
                 while (n < APPLY_CHUNK) {
-                    long off;
-                    try {
-                        off = in.readLong();
-                    } catch (EOFException e) {
+                    long off = ImportBuckets.nextOffset(in);
+                    if (off < 0) {
                         more = false;
                         break;
                     }
@@ -222,10 +219,8 @@ final class ImportApply {
         if (Files.exists(f)) {
             try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(f), 1 << 16))) {
                 while (true) {
-                    long off;
-                    try {
-                        off = in.readLong();
-                    } catch (EOFException e) {
+                    long off = ImportBuckets.nextOffset(in);
+                    if (off < 0) {
                         break;
                     }
                     ImportCsv.Parsed p = csv.readAt(off);

@@ -49,10 +49,8 @@ final class ImportBuckets {
              DataOutputStream specific = new DataOutputStream(new BufferedOutputStream(
                      Files.newOutputStream(dir.resolve("specific.off")), 1 << 16))) {
             while (true) {
-                long off;
-                try {
-                    off = in.readLong();
-                } catch (EOFException e) {
+                long off = nextOffset(in);
+                if (off < 0) {
                     break;
                 }
                 if ((++rowsSeen & 0xFFF) == 0) {
@@ -110,6 +108,15 @@ final class ImportBuckets {
             d.force(true);
         }
         job.segmentsToApply = buffers.size();
+    }
+
+    /** The next byte offset of an offset file, or -1 at its end (offsets are never negative). */
+    static long nextOffset(DataInputStream in) throws IOException {
+        try {
+            return in.readLong();
+        } catch (EOFException e) {
+            return -1;
+        }
     }
 
     static Path file(Path dir, long seg) {
