@@ -344,7 +344,7 @@ public class ArchiveServer {
         HttpMethod m = ctx.request().method();
         try {
             if (nsid.isEmpty()) {
-                throw Xrpc.invalid("missing XRPC method");
+                throw XrpcReplies.invalid("missing XRPC method");
             }
             switch (nsid) {
                 case NS + "listSegments" -> {
@@ -366,9 +366,9 @@ public class ArchiveServer {
                     gate();
                     planSnapshot(ctx);
                 }
-                default -> throw new Xrpc.Failure(501, "MethodNotImplemented", "method not implemented: " + nsid);
+                default -> throw new XrpcReplies.Failure(501, "MethodNotImplemented", "method not implemented: " + nsid);
             }
-        } catch (Xrpc.Failure f) {
+        } catch (XrpcReplies.Failure f) {
             if (!ctx.response().headWritten()) {
                 XrpcHttp.error(ctx.response(), f.status, f.name, f.getMessage());
             }
@@ -382,29 +382,29 @@ public class ArchiveServer {
 
     private static void expect(HttpMethod got, HttpMethod want, boolean headToo) {
         if (got != want && !(headToo && got == HttpMethod.HEAD)) {
-            throw new Xrpc.Failure(405, "MethodNotAllowed", "expected " + want.name());
+            throw new XrpcReplies.Failure(405, "MethodNotAllowed", "expected " + want.name());
         }
     }
 
     /** Facts §5.2 readiness gate: phase first, then wait for the first manifest load. */
     private void gate() {
         if (!lifecycle.steady()) {
-            throw Xrpc.notReady("bootstrap in progress");
+            throw XrpcReplies.notReady("bootstrap in progress");
         }
         try {
             store.loaded().get();
         } catch (ExecutionException e) {
-            throw Xrpc.notReady("manifest warming up: " + e.getCause().getMessage());
+            throw XrpcReplies.notReady("manifest warming up: " + e.getCause().getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw Xrpc.notReady("manifest warming up: " + e);
+            throw XrpcReplies.notReady("manifest warming up: " + e);
         }
     }
 
     private static String required(RoutingContext ctx, String name) {
         String v = ctx.request().getParam(name);
         if (v == null || v.isEmpty()) {
-            throw Xrpc.invalid("missing required parameter: " + name);
+            throw XrpcReplies.invalid("missing required parameter: " + name);
         }
         return v;
     }
@@ -417,7 +417,7 @@ public class ArchiveServer {
         try {
             return Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw Xrpc.invalid("invalid integer parameter: " + name);
+            throw XrpcReplies.invalid("invalid integer parameter: " + name);
         }
     }
 
@@ -425,7 +425,7 @@ public class ArchiveServer {
         Long limitParam = integerParam(ctx, "limit", false);
         long limit = limitParam == null ? 100 : limitParam;
         if (limit <= 0) {
-            throw Xrpc.invalid("limit must be positive");
+            throw XrpcReplies.invalid("limit must be positive");
         }
         limit = Math.min(limit, 1000);
         long from = 0;
@@ -434,7 +434,7 @@ public class ArchiveServer {
             try {
                 from = Long.parseUnsignedLong(cursor);
             } catch (NumberFormatException e) {
-                throw Xrpc.invalid("invalid cursor");
+                throw XrpcReplies.invalid("invalid cursor");
             }
             if (from < 0) {
                 from = Long.MAX_VALUE;
@@ -464,12 +464,12 @@ public class ArchiveServer {
             b.append((byte) '}');
         }
         b.appendAscii("]}");
-        Xrpc.json(ctx.response(), 200, b);
+        XrpcReplies.json(ctx.response(), 200, b);
     }
 
     private static String segmentName(String v) {
         if (SegmentName.parse(v) < 0) {
-            throw Xrpc.invalid("malformed segment name");
+            throw XrpcReplies.invalid("malformed segment name");
         }
         return v;
     }
@@ -479,10 +479,10 @@ public class ArchiveServer {
         try {
             s = store.current(name);
         } catch (IOException | RuntimeException e) {
-            throw Xrpc.internal("failed to open segment");
+            throw XrpcReplies.internal("failed to open segment");
         }
         if (s == null) {
-            throw new Xrpc.Failure(404, "SegmentNotFound", "segment not found");
+            throw new XrpcReplies.Failure(404, "SegmentNotFound", "segment not found");
         }
         return s;
     }
@@ -506,7 +506,7 @@ public class ArchiveServer {
             long n = getBlock(ctx);
             blockOk.increment();
             blockBytes.increment(n);
-        } catch (Xrpc.Failure f) {
+        } catch (XrpcReplies.Failure f) {
             (f.status == 404 ? blockNotFound : f.status == 400 ? blockBadRequest : blockError).increment();
             throw f;
         } catch (RuntimeException e) {
@@ -523,23 +523,23 @@ public class ArchiveServer {
         long index = integerParam(ctx, "blockIndex", true);
         String name = segmentName(segment);
         if (index < 0) {
-            throw Xrpc.invalid("blockIndex must be >= 0");
+            throw XrpcReplies.invalid("blockIndex must be >= 0");
         }
         ServedSegment s = served(name);
         ByteBuffer f = s.mapping().duplicate().order(ByteOrder.LITTLE_ENDIAN);
         long blockCount = Integer.toUnsignedLong(f.getInt(14));
         if (index >= blockCount) {
-            throw new Xrpc.Failure(404, "BlockNotFound", "block index out of range");
+            throw new XrpcReplies.Failure(404, "BlockNotFound", "block index out of range");
         }
         long footer = f.getLong(58);
         long at = footer + index * BlockIndexEntry.SIZE;
         if (footer < SegmentLimits.HEADER_SIZE || at + BlockIndexEntry.SIZE > s.size()) {
-            throw Xrpc.internal("failed to read block");
+            throw XrpcReplies.internal("failed to read block");
         }
         long off = f.getLong((int) at);
         long len = Integer.toUnsignedLong(f.getInt((int) at + 8));
         if (off < SegmentLimits.HEADER_SIZE || off + 8 + len > footer || f.getLong((int) off) != len) {
-            throw Xrpc.internal("failed to read block");
+            throw XrpcReplies.internal("failed to read block");
         }
         String etag = "\"" + String.format("%016x", s.checksum()) + ":" + index + "\"";
         return serve(ctx, etag, s.summary().mtimeMillis(), s.slice(off + 8, len));
@@ -548,22 +548,22 @@ public class ArchiveServer {
     private void planSnapshot(RoutingContext ctx) {
         byte[] body = ctx.get("body");
         if (body == null || body.length == 0) {
-            throw Xrpc.invalid("invalid request body");
+            throw XrpcReplies.invalid("invalid request body");
         }
         PlanFilter filter;
         try {
             filter = PlanJson.parse(body, limits);
         } catch (PlanRequestException e) {
-            throw Xrpc.invalid(e.getMessage());
+            throw XrpcReplies.invalid(e.getMessage());
         }
         Plan plan;
         try {
             plan = SnapshotPlanner.plan(store.manifest(), filter, limits);
         } catch (RuntimeException e) {
             LOG.errorf(e, "planSnapshot failed");
-            throw Xrpc.internal("failed to plan snapshot");
+            throw XrpcReplies.internal("failed to plan snapshot");
         }
-        Xrpc.json(ctx.response(), 200, PlanJson.write(plan));
+        XrpcReplies.json(ctx.response(), 200, PlanJson.write(plan));
     }
 
     /**

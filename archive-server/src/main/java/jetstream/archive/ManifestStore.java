@@ -206,7 +206,7 @@ public final class ManifestStore {
 
     /**
      * Maps and parses a sealed file; active files (checksum 0) are not part of the archive. A
-     * replacement generation is checksum-verified (facts §1.4: verify after a rewrite). Only the
+     * replacement generation is checksum-verified (docs/segment-format.md: verify after a rewrite). Only the
      * header, block index and collection index are read: blooms and the block index stay in the
      * mapping (off-heap), so heap and load time do not grow with the bloom bytes.
      */

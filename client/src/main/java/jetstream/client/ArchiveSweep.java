@@ -15,7 +15,7 @@ final class ArchiveSweep {
     static final String PLAN_SNAPSHOT = "network.bsky.jetstream.planSnapshot";
 
     private final Options options;
-    private final Xrpc xrpc;
+    private final XrpcCalls xrpc;
     private final Delivery delivery;
     final UnitPipeline pipeline;
     final AtomicLong pages = new AtomicLong();
@@ -24,7 +24,7 @@ final class ArchiveSweep {
     volatile long sealedTip = -1;
     volatile long plannedThrough = -1;
 
-    ArchiveSweep(Options options, Xrpc xrpc, Delivery delivery, UnitPipeline pipeline) {
+    ArchiveSweep(Options options, XrpcCalls xrpc, Delivery delivery, UnitPipeline pipeline) {
         this.options = options;
         this.xrpc = xrpc;
         this.delivery = delivery;

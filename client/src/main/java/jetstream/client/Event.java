@@ -139,7 +139,7 @@ public final class Event {
     }
 
     /**
-     * The stored kind byte (facts §2.3): 1 create, 2 update, 3 delete, 4 identity, 5 account, 6 sync,
+     * The stored kind byte (docs/segment-format.md): 1 create, 2 update, 3 delete, 4 identity, 5 account, 6 sync,
      * 7 resync-create. Live events report 1 for every create (the wire shows kind 7 as create).
      */
     public int storedKind() {
@@ -302,7 +302,7 @@ public final class Event {
     /** Two scalar fields of the payload's inner object, read from the v2 JSON both origins render to. */
     private String[] inner(String object, String a, String b) {
         String[] out = new String[2];
-        try (JsonParser p = Xrpc.JSON.createParser(toJsonBytes())) {
+        try (JsonParser p = XrpcCalls.JSON.createParser(toJsonBytes())) {
             p.nextToken();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String k = p.currentName();

@@ -71,7 +71,7 @@ public final class Fold {
 
     /** An {@code #account} event whose status is {@code deleted}. */
     static boolean isDeletion(Event e) {
-        try (JsonParser p = Xrpc.JSON.createParser(e.toJsonBytes())) {
+        try (JsonParser p = XrpcCalls.JSON.createParser(e.toJsonBytes())) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return false;
             }

@@ -33,12 +33,12 @@ public final class Jetstream {
      * @throws IllegalArgumentException for a bad host
      */
     public static JetstreamClient subscribe(String host, Options options) {
-        return new JetstreamClient(Xrpc.normalizeHost(host), options, defaultHttp());
+        return new JetstreamClient(XrpcCalls.normalizeHost(host), options, defaultHttp());
     }
 
     /** As {@link #subscribe(String, Options)} with a caller-supplied HTTP client (used for every request). */
     public static JetstreamClient subscribe(String host, Options options, HttpClient http) {
-        return new JetstreamClient(Xrpc.normalizeHost(host), options, http);
+        return new JetstreamClient(XrpcCalls.normalizeHost(host), options, http);
     }
 
     /**

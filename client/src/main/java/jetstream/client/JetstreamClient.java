@@ -32,7 +32,7 @@ public final class JetstreamClient implements AutoCloseable {
     private static final int MAX_STALLED_CYCLES = 5;
 
     private final Options options;
-    private final Xrpc xrpc;
+    private final XrpcCalls xrpc;
     private final ExecutorService workers;
     private final ByteBudget budget;
     private final Delivery delivery;
@@ -44,7 +44,7 @@ public final class JetstreamClient implements AutoCloseable {
 
     JetstreamClient(URI base, Options options, HttpClient http) {
         this.options = options;
-        this.xrpc = new Xrpc(http, base, options.apiKey, options.maxDownloadAttempts, options.retryBase,
+        this.xrpc = new XrpcCalls(http, base, options.apiKey, options.maxDownloadAttempts, options.retryBase,
                 options.stallTimeout);
         // One thread per task in flight (the pipeline caps those), so a task never queues behind one waiting for budget.
         this.workers = Executors.newCachedThreadPool(daemon("jetstream-fetch"));

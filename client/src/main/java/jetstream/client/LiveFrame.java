@@ -16,7 +16,7 @@ import jetstream.wire.V2Json;
 record LiveFrame(Event event, String errorName, String message, boolean info) {
 
     static LiveFrame parse(byte[] text) {
-        try (JsonParser p = Xrpc.JSON.createParser(text)) {
+        try (JsonParser p = XrpcCalls.JSON.createParser(text)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new JetstreamException("live frame is not a JSON object");
             }

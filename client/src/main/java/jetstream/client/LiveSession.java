@@ -120,9 +120,9 @@ final class LiveSession implements WebSocket.Listener {
             }
         }
         if (status >= 500 || status == 429) {
-            return new IOException("subscribeEvents: HTTP " + status + " " + Xrpc.envelope(status, body).getMessage());
+            return new IOException("subscribeEvents: HTTP " + status + " " + XrpcCalls.envelope(status, body).getMessage());
         }
-        throw Xrpc.envelope(status, body);
+        throw XrpcCalls.envelope(status, body);
     }
 
     @Override

@@ -17,7 +17,7 @@ final class LiveTail {
     private static final long MAX_RECONNECT_MS = 30_000;
 
     private final Options options;
-    private final Xrpc xrpc;
+    private final XrpcCalls xrpc;
     private final HttpClient http;
     private final Delivery delivery;
     final AtomicLong idleReconnects = new AtomicLong();
@@ -26,7 +26,7 @@ final class LiveTail {
     private byte[] dictionary;
     private boolean dictionaryFetched;
 
-    LiveTail(Options options, Xrpc xrpc, HttpClient http, Delivery delivery) {
+    LiveTail(Options options, XrpcCalls xrpc, HttpClient http, Delivery delivery) {
         this.options = options;
         this.xrpc = xrpc;
         this.http = http;
@@ -47,13 +47,13 @@ final class LiveTail {
             q.append("cursor=").append(cursor);
         }
         for (String k : options.kinds) {
-            q.append(q.isEmpty() ? "" : "&").append("kinds=").append(Xrpc.enc(k));
+            q.append(q.isEmpty() ? "" : "&").append("kinds=").append(XrpcCalls.enc(k));
         }
         for (String c : options.collections) {
-            q.append(q.isEmpty() ? "" : "&").append("collections=").append(Xrpc.enc(c));
+            q.append(q.isEmpty() ? "" : "&").append("collections=").append(XrpcCalls.enc(c));
         }
         for (String d : options.dids) {
-            q.append(q.isEmpty() ? "" : "&").append("dids=").append(Xrpc.enc(d));
+            q.append(q.isEmpty() ? "" : "&").append("dids=").append(XrpcCalls.enc(d));
         }
         if (options.zstd && dictionary != null) {
             q.append(q.isEmpty() ? "" : "&").append("zstdDictionary=").append(dictionaryId(dictionary));

@@ -32,7 +32,7 @@ public record PlanPage(long plannedThroughSeq, long sealedTipSeq, List<Entry> se
         long tip = -1;
         List<Entry> segs = null;
         long[] stats = new long[4];
-        try (JsonParser p = Xrpc.JSON.createParser(body)) {
+        try (JsonParser p = XrpcCalls.JSON.createParser(body)) {
             expect(p.nextToken() == JsonToken.START_OBJECT, "plan is not a JSON object");
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String k = p.currentName();

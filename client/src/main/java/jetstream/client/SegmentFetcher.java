@@ -26,10 +26,10 @@ final class SegmentFetcher {
     static final String GET_SEGMENT = "network.bsky.jetstream.getSegment";
     static final String GET_BLOCK = "network.bsky.jetstream.getBlock";
 
-    private final Xrpc xrpc;
+    private final XrpcCalls xrpc;
     private final AtomicLong bytes;
 
-    SegmentFetcher(Xrpc xrpc, AtomicLong bytes) {
+    SegmentFetcher(XrpcCalls xrpc, AtomicLong bytes) {
         this.xrpc = xrpc;
         this.bytes = bytes;
     }
@@ -54,7 +54,7 @@ final class SegmentFetcher {
     }
 
     private URI uri(String name) {
-        return xrpc.uri(GET_SEGMENT, "name=" + Xrpc.enc(name));
+        return xrpc.uri(GET_SEGMENT, "name=" + XrpcCalls.enc(name));
     }
 
     /**
@@ -83,7 +83,7 @@ final class SegmentFetcher {
                 return Layout.NO_RANGES;
             }
             if (status != 206) {
-                throw Xrpc.failure(status, xrpc.drain(r), r);
+                throw XrpcCalls.failure(status, xrpc.drain(r), r);
             }
             long[] range = contentRange(r);
             String etag = r.headers().firstValue("ETag").filter(SegmentFetcher::strong).orElse(null);
@@ -163,7 +163,7 @@ final class SegmentFetcher {
         xrpc.withRetries("getSegment " + name, () -> {
             HttpResponse<InputStream> r = send(u, null, null);
             if (r.statusCode() != 200) {
-                throw Xrpc.failure(r.statusCode(), xrpc.drain(r), r);
+                throw XrpcCalls.failure(r.statusCode(), xrpc.drain(r), r);
             }
             byte[] hb = new byte[SegmentHeader.SIZE];
             byte[] prefix = new byte[SegmentLimits.FRAME_PREFIX_SIZE];
@@ -201,7 +201,7 @@ final class SegmentFetcher {
 
     /** One getBlock answer: a bare zstd frame. */
     byte[] block(String segment, int block) {
-        byte[] frame = xrpc.get(GET_BLOCK, "segment=" + Xrpc.enc(segment) + "&blockIndex=" + block, true);
+        byte[] frame = xrpc.get(GET_BLOCK, "segment=" + XrpcCalls.enc(segment) + "&blockIndex=" + block, true);
         bytes.addAndGet(frame.length);
         return frame;
     }
@@ -215,7 +215,7 @@ final class SegmentFetcher {
             throw new Rewritten("range request answered 200 (file replaced)");
         }
         if (status != 206) {
-            throw Xrpc.failure(status, xrpc.drain(r), r);
+            throw XrpcCalls.failure(status, xrpc.drain(r), r);
         }
         String got = r.headers().firstValue("ETag").orElse("");
         long[] range = contentRange(r);

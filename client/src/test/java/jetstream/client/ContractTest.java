@@ -12,18 +12,18 @@ import org.junit.jupiter.api.Test;
 class ContractTest {
     @Test
     void hostsNormalizeLikeTheGoClient() {
-        assertEquals("http://localhost:8080", Xrpc.normalizeHost("localhost:8080").toString());
-        assertEquals("http://127.0.0.1:9", Xrpc.normalizeHost("127.0.0.1:9/").toString());
-        assertEquals("https://jetstream.example.com", Xrpc.normalizeHost("jetstream.example.com").toString());
-        assertEquals("https://j.example.com", Xrpc.normalizeHost("wss://j.example.com").toString());
-        assertEquals("http://j.example.com:80", Xrpc.normalizeHost("ws://j.example.com:80").toString());
-        assertEquals("http://[::1]:8080", Xrpc.normalizeHost("[::1]:8080").toString());
-        assertThrows(IllegalArgumentException.class, () -> Xrpc.normalizeHost("ftp://x"));
-        assertThrows(IllegalArgumentException.class, () -> Xrpc.normalizeHost(" "));
+        assertEquals("http://localhost:8080", XrpcCalls.normalizeHost("localhost:8080").toString());
+        assertEquals("http://127.0.0.1:9", XrpcCalls.normalizeHost("127.0.0.1:9/").toString());
+        assertEquals("https://jetstream.example.com", XrpcCalls.normalizeHost("jetstream.example.com").toString());
+        assertEquals("https://j.example.com", XrpcCalls.normalizeHost("wss://j.example.com").toString());
+        assertEquals("http://j.example.com:80", XrpcCalls.normalizeHost("ws://j.example.com:80").toString());
+        assertEquals("http://[::1]:8080", XrpcCalls.normalizeHost("[::1]:8080").toString());
+        assertThrows(IllegalArgumentException.class, () -> XrpcCalls.normalizeHost("ftp://x"));
+        assertThrows(IllegalArgumentException.class, () -> XrpcCalls.normalizeHost(" "));
         assertEquals("ws://localhost:8080/xrpc/network.bsky.jetstream.subscribeEvents?cursor=5",
-                LiveSession.url(Xrpc.normalizeHost("localhost:8080"), "cursor=5").toString());
+                LiveSession.url(XrpcCalls.normalizeHost("localhost:8080"), "cursor=5").toString());
         assertEquals("wss://j.example.com/xrpc/network.bsky.jetstream.subscribeEvents",
-                LiveSession.url(Xrpc.normalizeHost("j.example.com"), "").toString());
+                LiveSession.url(XrpcCalls.normalizeHost("j.example.com"), "").toString());
     }
 
     @Test
@@ -123,11 +123,11 @@ class ContractTest {
 
     @Test
     void xrpcEnvelopesAreReadAndBareStatusesNamed() {
-        XrpcException e = Xrpc.envelope(400, "{\"error\":\"CursorTooOld\",\"message\":\"too old\"}".getBytes(StandardCharsets.UTF_8));
+        XrpcException e = XrpcCalls.envelope(400, "{\"error\":\"CursorTooOld\",\"message\":\"too old\"}".getBytes(StandardCharsets.UTF_8));
         assertEquals("CursorTooOld", e.error());
         assertEquals("too old", e.xrpcMessage());
         assertEquals("CursorTooOld: too old (HTTP 400)", e.getMessage());
-        XrpcException bare = Xrpc.envelope(404, "404 page not found\n".getBytes(StandardCharsets.UTF_8));
+        XrpcException bare = XrpcCalls.envelope(404, "404 page not found\n".getBytes(StandardCharsets.UTF_8));
         assertEquals("HTTP404", bare.error());
         assertEquals("404 page not found", bare.xrpcMessage());
     }

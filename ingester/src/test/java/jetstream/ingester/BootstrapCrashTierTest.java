@@ -66,7 +66,7 @@ class BootstrapCrashTierTest {
                         // a few kills per campaign, so the kill points spread over fresh bootstraps
                         int budget = 4 + random.nextInt(4);
                         while (!finished) {
-                            try (ChildProcess child = new ChildProcess(ChildBootstrap.class, log, args)) {
+                            try (ChildProcess child = new ChildProcess(BootstrapChild.class, log, args)) {
                                 String ready = child.await("READY", 60);
                                 if (!readerStarted) {
                                     reader.start(1);

@@ -39,7 +39,7 @@ class CrashTierTest {
         int tooOld = 0;
         try (FeedRecorder reader = new FeedRecorder(data.resolve("run").resolve("feed.sock"))) {
             for (; done < kills && System.nanoTime() - started < capNanos; done++) {
-                try (ChildProcess child = new ChildProcess(ChildIngester.class, log, data.toString(), "64", "3000")) {
+                try (ChildProcess child = new ChildProcess(IngesterChild.class, log, data.toString(), "64", "3000")) {
                     child.await("READY", 60);
                     int before = reader.connections;
                     if (done == 0) {
@@ -57,7 +57,7 @@ class CrashTierTest {
                     tooOld++;
                 }
             }
-            try (ChildProcess child = new ChildProcess(ChildIngester.class, log, data.toString(), "64", "3000")) {
+            try (ChildProcess child = new ChildProcess(IngesterChild.class, log, data.toString(), "64", "3000")) {
                 child.await("READY", 60);
                 Thread.sleep(300);
                 child.send("pause");

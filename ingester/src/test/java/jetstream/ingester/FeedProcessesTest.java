@@ -26,7 +26,7 @@ class FeedProcessesTest {
         Path sock = data.resolve("run").resolve("feed.sock");
         List<ChildProcess> readers = new ArrayList<>();
         try {
-            ChildProcess ingester = new ChildProcess(ChildIngester.class, log, data.toString(), "128", "2000");
+            ChildProcess ingester = new ChildProcess(IngesterChild.class, log, data.toString(), "128", "2000");
             ingester.await("READY", 60);
             for (int i = 0; i < 4; i++) {
                 ChildProcess r = new ChildProcess(FeedReaderChild.class, log, sock.toString(),
@@ -41,7 +41,7 @@ class FeedProcessesTest {
             ingester.await("CLOSED", 30);
             assertEquals(0, ingester.process.waitFor());
             Thread.sleep(300);
-            ingester = new ChildProcess(ChildIngester.class, log, data.toString(), "128", "2000");
+            ingester = new ChildProcess(IngesterChild.class, log, data.toString(), "128", "2000");
             ingester.await("READY", 60);
             Thread.sleep(1500);
             ingester.send("pause");

@@ -86,7 +86,7 @@ class LiveCrashTierTest {
                 // a fresh directory has no relay cursor and subscribes at the live tip: the first incarnation
                 // starts the traffic once it listens and stops gracefully once it consumed some, leaving a
                 // durable cursor that every later incarnation resumes from
-                try (ChildProcess child = new ChildProcess(ChildLiveIngester.class, log, data.toString(), sim.url(), "32")) {
+                try (ChildProcess child = new ChildProcess(LiveIngesterChild.class, log, data.toString(), sim.url(), "32")) {
                     child.await("READY", 60);
                     child.await("CONNECTED", 60);
                     producer.start();
@@ -108,7 +108,7 @@ class LiveCrashTierTest {
                     long t0 = System.nanoTime();
                     long t1;
                     long t2;
-                    try (ChildProcess child = new ChildProcess(ChildLiveIngester.class, log, data.toString(), sim.url(), "32")) {
+                    try (ChildProcess child = new ChildProcess(LiveIngesterChild.class, log, data.toString(), sim.url(), "32")) {
                         child.await("READY", 60);
                         t1 = System.nanoTime();
                         child.await("CONNECTED", 60);
@@ -135,7 +135,7 @@ class LiveCrashTierTest {
                 traffic.set(false);
                 producer.join();
             }
-            try (ChildProcess child = new ChildProcess(ChildLiveIngester.class, log, data.toString(), sim.url(), "32")) {
+            try (ChildProcess child = new ChildProcess(LiveIngesterChild.class, log, data.toString(), sim.url(), "32")) {
                 child.await("READY", 60);
                 child.await("CONNECTED", 60);
                 long deadline = System.nanoTime() + 120_000_000_000L;

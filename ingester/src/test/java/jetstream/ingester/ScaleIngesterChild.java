@@ -30,7 +30,7 @@ public final class ScaleIngesterChild {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         String sim = args[1];
-        UnaryOperator<String> route = ChildBootstrap.route(args[2]);
+        UnaryOperator<String> route = BootstrapChild.route(args[2]);
         // the reference's defaults, with the download pools sized for a 2-core box
         BackfillSettings backfill = new BackfillSettings(sim, BackfillSettings.UpstreamMode.AUTO, false, 32, 8, 64, 50_000,
                 1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(10),

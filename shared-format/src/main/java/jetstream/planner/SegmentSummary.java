@@ -128,7 +128,7 @@ public final class SegmentSummary {
     /**
      * The summary of a sealed segment held in {@code file} (a mapped file), touching only the header,
      * the block index, the bloom framings and the collection index: nothing proportional to the bloom
-     * bytes is read or copied. The footer rules of facts §1.6 are checked as {@link SegmentReader} does.
+     * bytes is read or copied. The footer rules of docs/segment-format.md are checked as {@link SegmentReader} does.
      *
      * @throws SegmentException for a structural problem, as {@link SegmentReader#open(ByteBuffer, boolean)}
      */

@@ -9,7 +9,7 @@ import java.nio.file.Path;
  * Reads an active (unsealed) segment up to its last complete block without modifying it: the file
  * may be growing, have a torn tail from a crash, or end in the footer of a seal a crash interrupted
  * before its header was written (the blocks before it are read, as the writer's resume keeps them).
- * A complete frame that fails to decode is corrupt (facts §1.3: only an incomplete tail is tolerated).
+ * A complete frame that fails to decode is corrupt (docs/segment-format.md: only an incomplete tail is tolerated).
  */
 public final class ActiveSegmentReader {
     private final ByteBuffer file;

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The per-block DID bloom region (facts §1.9): {@code u32 block_count}, {@code u32 bloom_size_bytes},
+ * The per-block DID bloom region (docs/segment-format.md): {@code u32 block_count}, {@code u32 bloom_size_bytes},
  * then one equal-sized gloom filter per block. Filters are parsed on first use; a filter that fails
  * to parse answers "maybe" to lookups (never a false negative) and fails {@link #bloom(int)}.
  */

@@ -3,7 +3,7 @@ package jetstream.segment;
 import java.util.Arrays;
 
 /**
- * Builds one uncompressed block body (facts §2.1) from rows appended in seq order. Each column has
+ * Builds one uncompressed block body (docs/segment-format.md) from rows appended in seq order. Each column has
  * its own buffer, so emitting the body is a handful of array copies. Reusable after {@link #reset()};
  * not thread-safe.
  */

@@ -9,7 +9,7 @@ import java.nio.channels.FileChannel;
 import java.util.Arrays;
 
 /**
- * Walks the {@code [u64 LE length][frame]} sequence from offset 256 (facts §1.3, §1.5). The walk
+ * Walks the {@code [u64 LE length][frame]} sequence from offset 256 (docs/segment-format.md). The walk
  * stops where fewer than 8 bytes remain or a prefix promises more bytes than remain: that point is
  * the last good offset, and anything after it is a torn tail. Only framing is checked here.
  */

@@ -2,7 +2,7 @@ package jetstream.segment;
 
 import java.util.List;
 
-/** The footer's block index: {@code block_count} consecutive 52-byte entries (facts §1.7). */
+/** The footer's block index: {@code block_count} consecutive 52-byte entries (docs/segment-format.md). */
 public final class BlockIndex {
     private final BlockIndexEntry[] entries;
 
@@ -39,7 +39,7 @@ public final class BlockIndex {
     }
 
     /**
-     * Reads {@code count} entries and checks the Go reader's rules (facts §1.6) against the footer
+     * Reads {@code count} entries and checks the Go reader's rules (docs/segment-format.md) against the footer
      * offset: each frame lies in {@code [256, footerOffset)}, frames ascend without overlap, bounds
      * are ordered, and non-empty blocks are strictly seq-disjoint and ascending.
      *

@@ -1,7 +1,7 @@
 package jetstream.segment;
 
 /**
- * One 52-byte block index entry (facts §1.7). {@code offset} points at the block's 8-byte length
+ * One 52-byte block index entry (docs/segment-format.md). {@code offset} points at the block's 8-byte length
  * prefix; sizes and counts are u32 on disk, held as longs. The seq and witnessed bounds are exact at
  * seal and become envelopes after a compaction rewrite.
  */

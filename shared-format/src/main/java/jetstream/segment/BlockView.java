@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * A decoded block body (facts §2.1) as offsets into one byte array: no per-row objects. Accessors
+ * A decoded block body (docs/segment-format.md) as offsets into one byte array: no per-row objects. Accessors
  * take a row index {@code 0 <= i < size()}; offsets are absolute positions in {@link #buffer()}.
  * Reusable: each {@code decode} replaces the previous contents and keeps the index arrays. Not
  * thread-safe. Decoding validates everything the Go decoder rejects and throws
@@ -215,7 +215,7 @@ public final class BlockView {
         return Le.i64(buf, indexedOff + 8 * check(i));
     }
 
-    /** Display time: indexed_at when set, else witnessed_at (facts §2.7). */
+    /** Display time: indexed_at when set, else witnessed_at (docs/segment-format.md). */
     public long displayTime(int i) {
         long idx = indexedAt(i);
         return idx != 0 ? idx : witnessedAt(i);

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The collection block index (facts §1.10–§1.11): a string table of collections in first-seen order
+ * The collection block index (docs/segment-format.md): a string table of collections in first-seen order
  * with per-collection row counts, and one bitmask per block saying which collections occur in it.
  * Sentinel names ({@code $identity}, {@code $account}, {@code $sync}) mark blocks holding those kinds
  * and carry count 0. On disk: a 16-byte header, then one zstd frame of the body.

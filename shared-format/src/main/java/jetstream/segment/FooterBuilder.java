@@ -7,11 +7,11 @@ import java.util.function.LongPredicate;
 
 /**
  * Derives every footer field and the finalized header from the blocks of a segment, exactly as the
- * seal does (facts §1.12): feed each block's placement and decoded rows in file order, then
+ * seal does (docs/segment-format.md): feed each block's placement and decoded rows in file order, then
  * {@link #build}. The sections are laid out contiguously: block index, segment DID bloom, per-block
  * bloom region, collection index. For compaction rewrites, {@link #addBlock(long, long, BlockView,
  * BlockIndexEntry)} keeps a block's original bounds and {@link #keepHeaderBounds} the header's
- * (facts §1.13). Not thread-safe; one builder per footer.
+ * (docs/segment-format.md). Not thread-safe; one builder per footer.
  */
 public final class FooterBuilder {
     /** False-positive rate of the segment-level DID bloom. */
@@ -346,7 +346,7 @@ public final class FooterBuilder {
     }
 
     /**
-     * The timestamp-import patch (facts §1.13): blocks moved but the footer tail after the block
+     * The timestamp-import patch (docs/segment-format.md): blocks moved but the footer tail after the block
      * index (segment bloom, per-block blooms, collection index) is copied byte for byte from the
      * original; offsets and the checksum are recomputed, everything else is kept.
      *

@@ -8,7 +8,7 @@ import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
- * The gloom v0.1.0 partitioned block bloom filter that every sealed footer stores (facts §3):
+ * The gloom v0.1.0 partitioned block bloom filter that every sealed footer stores (docs/segment-format.md):
  * 512-bit blocks, one block per key chosen from the high half of XXH3-128, k probes into k
  * pairwise-coprime partitions of the block. Serialized as a 21-byte header, the block words and a
  * CRC32C trailer. Sizing uses {@link StrictMath} so it is reproducible on every JVM.

@@ -1,6 +1,6 @@
 package jetstream.segment;
 
-/** The row kind byte of a block (facts §2.3). */
+/** The row kind byte of a block (docs/segment-format.md). */
 public enum Kind {
     CREATE(1, null),
     UPDATE(2, null),
@@ -27,7 +27,7 @@ public enum Kind {
 
     /**
      * The sentinel collection interned into the collection index for blocks holding this kind
-     * (facts §1.11), or null for commit kinds. The {@code $} keeps it from ever matching an NSID.
+     * (docs/segment-format.md), or null for commit kinds. The {@code $} keeps it from ever matching an NSID.
      */
     public String sentinel() {
         return sentinel;

@@ -5,8 +5,8 @@ import com.dynatrace.hash4j.hashing.Hashing;
 import java.nio.ByteBuffer;
 
 /**
- * The fixed 256-byte segment header (facts §1.2). A checksum of 0 marks an active file; a sealed
- * file stores the XXH3-64 of {@code header[12, 256) ‖ file[footer_offset, EOF)} (facts §1.4). Counts
+ * The fixed 256-byte segment header (docs/segment-format.md). A checksum of 0 marks an active file; a sealed
+ * file stores the XXH3-64 of {@code header[12, 256) ‖ file[footer_offset, EOF)} (docs/segment-format.md). Counts
  * that are u32 on disk are held as non-negative longs.
  */
 public record SegmentHeader(
@@ -49,7 +49,7 @@ public record SegmentHeader(
         return b.length - off >= 4 && b[off] == 'j' && b[off + 1] == 's' && b[off + 2] == 's' && b[off + 3] == '0';
     }
 
-    /** The stored checksum field: 0 means active (facts §1.3). */
+    /** The stored checksum field: 0 means active (docs/segment-format.md). */
     public static long storedChecksum(byte[] b, int off) {
         return Le.i64(b, off + 4);
     }
@@ -152,7 +152,7 @@ public record SegmentHeader(
     }
 
     /**
-     * The Go reader's footer offset rules (facts §1.6) against the file size.
+     * The Go reader's footer offset rules (docs/segment-format.md) against the file size.
      *
      * @throws SegmentException INVALID_FOOTER when any rule fails
      */

@@ -1,6 +1,6 @@
 package jetstream.segment;
 
-/** Fixed sizes and the decoder safety limits of the segment format (facts §1.15, §1.16, §2.6). */
+/** Fixed sizes and the decoder safety limits of the segment format (docs/segment-format.md). */
 public final class SegmentLimits {
     private SegmentLimits() {}
 

@@ -9,7 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.BitSet;
 
 /**
- * Reads a sealed segment: header, every footer rule of facts §1.6, optional checksum verification,
+ * Reads a sealed segment: header, every footer rule of docs/segment-format.md, optional checksum verification,
  * random access to block frames and decoded blocks, and DID / collection lookups through the
  * footer's blooms and collection index. Files are mapped read-only; the reader is immutable and
  * safe to share between threads (callers bring their own {@link BlockView} and {@link ZstdFrames}).

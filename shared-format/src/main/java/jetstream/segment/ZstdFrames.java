@@ -8,7 +8,7 @@ import java.util.Arrays;
 
 /**
  * The zstd frames of a segment (block bodies and the collection-index body): one frame each, content
- * checksum on, no dictionary (facts §2.2). Decompression accepts frames with or without a content
+ * checksum on, no dictionary (docs/segment-format.md). Decompression accepts frames with or without a content
  * size, verifies the content checksum when present, rejects anything but exactly one frame, and caps
  * output at {@link SegmentLimits#MAX_FRAME_CONTENT_SIZE}.
  *

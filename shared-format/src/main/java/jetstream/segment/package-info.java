@@ -1,5 +1,5 @@
 /**
- * The {@code .jss} segment file format (facts §1–§3): on-disk structures and the read side.
+ * The {@code .jss} segment file format (docs/segment-format.md): on-disk structures and the read side.
  *
  * <h2>API for the file I/O side (active writer, seal, rewrite, CLI)</h2>
  *

@@ -13,7 +13,7 @@ import jetstream.segment.SegmentHeader;
 import jetstream.segment.io.SegmentName;
 
 /**
- * Builds resident summaries straight from rows, the way seal sizes and fills them (facts §1.8–§1.11),
+ * Builds resident summaries straight from rows, the way seal sizes and fills them (docs/segment-format.md),
  * so planner tests can generate thousands of archives without writing files.
  */
 final class Archives {

@@ -21,7 +21,7 @@ public record BackfillProgress(long hostsTotal, long hostsTerminal, long hostsDr
                                long hostsRetrying, long reposTotal, long reposDone, long discovered, long pending, long complete, long failed,
                                long unavailable, long records, long bytes, double recordsPerSecond, long etaSeconds) {
     public static final BackfillProgress EMPTY = new BackfillProgress(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1);
-    /** The maintained aggregate row (facts §4.1). */
+    /** The maintained aggregate row (docs/metadata-keys.md). */
     public static final String COUNTS_KEY = "backfill/counts";
 
     public FeedFrame.BackfillProgress frame() {
@@ -32,7 +32,7 @@ public record BackfillProgress(long hostsTotal, long hostsTerminal, long hostsDr
     /** {@code backfill/counts}: {@code {total, discovered, pending, complete, failed, unavailable, hosts_drained?, hosts_exhausted?, hosts_retrying?}}. */
     public byte[] countsJson() {
         ByteArrayOutputStream out = new ByteArrayOutputStream(160);
-        try (JsonGenerator g = Xrpc.JSON.createGenerator(out)) {
+        try (JsonGenerator g = SyncCalls.JSON.createGenerator(out)) {
             g.writeStartObject();
             g.writeNumberField("total", reposTotal);
             g.writeNumberField("discovered", discovered);
@@ -63,7 +63,7 @@ public record BackfillProgress(long hostsTotal, long hostsTerminal, long hostsDr
     public static BackfillProgress fromCounts(byte[] countsJson, HostOutcomes hosts) {
         long[] c = new long[6];
         if (countsJson != null) {
-            try (com.fasterxml.jackson.core.JsonParser p = Xrpc.JSON.createParser(countsJson)) {
+            try (com.fasterxml.jackson.core.JsonParser p = SyncCalls.JSON.createParser(countsJson)) {
                 if (p.nextToken() == com.fasterxml.jackson.core.JsonToken.START_OBJECT) {
                     while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
                         String name = p.currentName();

@@ -34,7 +34,7 @@ public final class ExhaustedHosts implements AutoCloseable {
     private final MetaStore store;
     private final SteadyWriter writer;
     private final Upstream upstream;
-    private final Xrpc xrpc;
+    private final SyncCalls xrpc;
     private final WholeRepoReplacer replacer;
     private final Duration first;
     private final Duration max;
@@ -138,8 +138,8 @@ public final class ExhaustedHosts implements AutoCloseable {
         String cursor = h.listReposCursor();
         h.attempts(h.attempts() + 1);
         while (!closed) {
-            Xrpc.Answer a = xrpc.listRepos(base, cursor, LIST_REPOS_LIMIT);
-            Xrpc.RepoPage page = a.outcome() == Xrpc.Outcome.OK ? Xrpc.parseRepos(a.body()) : null;
+            SyncCalls.Answer a = xrpc.listRepos(base, cursor, LIST_REPOS_LIMIT);
+            SyncCalls.RepoPage page = a.outcome() == SyncCalls.Outcome.OK ? SyncCalls.parseRepos(a.body()) : null;
             if (page == null) {
                 Instant now = Instant.now();
                 h.lastError(a.error() == null ? "malformed listRepos page" : a.error()).nextAttemptAt(now.plus(backoff(h.attempts(), first, max)))
@@ -147,7 +147,7 @@ public final class ExhaustedHosts implements AutoCloseable {
                 stage(h);
                 return false;
             }
-            for (Xrpc.Repo r : page.repos()) {
+            for (SyncCalls.Repo r : page.repos()) {
                 if (r.did() != null && Did.isValid(r.did()) && store.get(RepoStatus.key(r.did())) == null) {
                     download(h.hostname(), base, r.did());
                     repos[0]++;

@@ -8,7 +8,7 @@ import java.io.UncheckedIOException;
 import java.time.Instant;
 
 /**
- * A metadata row as Go's {@code encoding/json} writes the reference's structs (facts §4.2, §4.3):
+ * A metadata row as Go's {@code encoding/json} writes the reference's structs (docs/metadata-keys.md):
  * fields in the order they are written, {@code omitempty} strings and numbers and {@code omitzero}
  * times left out, times as {@link GoTime}. Shared by the {@code repo/} and {@code pdshost/} rows.
  */

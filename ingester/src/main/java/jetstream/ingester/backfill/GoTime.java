@@ -10,7 +10,7 @@ import java.time.temporal.ChronoField;
 
 /**
  * Go's {@code time.RFC3339Nano} as {@code encoding/json} writes {@code time.Time}: UTC, fraction
- * trimmed of trailing zeros and absent when zero (facts §4.2). Parsing accepts any RFC 3339 offset.
+ * trimmed of trailing zeros and absent when zero (docs/metadata-keys.md). Parsing accepts any RFC 3339 offset.
  */
 final class GoTime {
     private static final DateTimeFormatter FORMAT = new DateTimeFormatterBuilder()

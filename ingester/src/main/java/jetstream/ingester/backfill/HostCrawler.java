@@ -24,7 +24,7 @@ final class HostCrawler {
     private final OrchestratorMetrics om;
     private final Upstream upstream;
     private final HostnamePolicy policy;
-    private final Xrpc xrpc;
+    private final SyncCalls xrpc;
     private final BackfillTally tally;
     private final HostCursors cursors;
     private final RepoDownloads downloads;
@@ -33,7 +33,7 @@ final class HostCrawler {
     private final Object discoveryLock = new Object();
 
     HostCrawler(BackfillSettings settings, MetaStore store, BackfillMetrics bm, OrchestratorMetrics om, Upstream upstream,
-                HostnamePolicy policy, Xrpc xrpc, BackfillTally tally, HostCursors cursors, RepoDownloads downloads,
+                HostnamePolicy policy, SyncCalls xrpc, BackfillTally tally, HostCursors cursors, RepoDownloads downloads,
                 RunFlags flags) {
         this.settings = settings;
         this.store = store;
@@ -146,13 +146,13 @@ final class HostCrawler {
                 return true;
             }
             cursors.waitParked(h);
-            Xrpc.Answer a = xrpc.listRepos(h.base, cursor, Math.min(LIST_REPOS_LIMIT, settings.batchSize()));
-            if (a.outcome() == Xrpc.Outcome.RATE_LIMITED) {
+            SyncCalls.Answer a = xrpc.listRepos(h.base, cursor, Math.min(LIST_REPOS_LIMIT, settings.batchSize()));
+            if (a.outcome() == SyncCalls.Outcome.RATE_LIMITED) {
                 bm.rateLimited.increment();
                 cursors.park(h, a.retryAfterMillis());
                 continue;
             }
-            Xrpc.RepoPage page = a.outcome() == Xrpc.Outcome.OK ? Xrpc.parseRepos(a.body()) : null;
+            SyncCalls.RepoPage page = a.outcome() == SyncCalls.Outcome.OK ? SyncCalls.parseRepos(a.body()) : null;
             if (page == null) {
                 if (!cursors.hostFailure(h, a.error() == null ? "malformed listRepos page" : a.error())) {
                     return false;
@@ -166,7 +166,7 @@ final class HostCrawler {
             Instant now = Instant.now();
             synchronized (discoveryLock) {
                 Map<String, byte[]> rows = new LinkedHashMap<>();
-                for (Xrpc.Repo r : page.repos()) {
+                for (SyncCalls.Repo r : page.repos()) {
                     if (r.did() == null || !Did.isValid(r.did()) || rows.containsKey(RepoStatus.key(r.did()))) {
                         continue;
                     }
@@ -224,7 +224,7 @@ final class HostCrawler {
 
     /** A DID seen for the first time: its row, and in FULL mode a download job. */
     private void discovered(String did, String hostname, BackfillEngine.Mode mode, Instant now, Map<String, byte[]> stage,
-                            HostRun.Page page, List<HostRun.Job> jobs, Xrpc.Repo listed) {
+                            HostRun.Page page, List<HostRun.Job> jobs, SyncCalls.Repo listed) {
         bm.discovered.increment();
         tally.discovered();
         RepoStatus row = RepoStatus.discovered(did, hostname, now);

@@ -6,7 +6,7 @@ import java.io.IOException;
 import java.time.Instant;
 
 /**
- * The {@code pdshost/<hostname>} row (facts §4.3, spec §3.5): one roster host, its relay-reported
+ * The {@code pdshost/<hostname>} row (docs/metadata-keys.md, spec §3.5): one roster host, its relay-reported
  * status and account count, the host-local {@code listRepos} cursor (where a crawl resumes), the
  * request cursor of the last non-empty page (where the discovery sweep reopens), and its lifecycle
  * state. Go field order and omit rules. Not thread-safe.
@@ -53,7 +53,7 @@ public final class PdsHost {
     /** @throws IllegalStateException when the bytes are not a {@code PDSHost} (our own store: corruption) */
     public static PdsHost parse(String hostname, byte[] json) {
         PdsHost h = new PdsHost(hostname);
-        try (JsonParser p = Xrpc.JSON.createParser(json)) {
+        try (JsonParser p = SyncCalls.JSON.createParser(json)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw corrupt(hostname, "not an object");
             }

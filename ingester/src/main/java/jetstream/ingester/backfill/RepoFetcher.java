@@ -59,21 +59,21 @@ public final class RepoFetcher {
     /** A failed attempt; {@code retryable} false when retrying now cannot help (invalid rev, bad signature). */
     public record Failed(String error, boolean retryable) implements Result {}
 
-    private final Xrpc xrpc;
+    private final SyncCalls xrpc;
     private final IngestMetrics metrics;
     private final CarSpool spool;
     private final String source;
 
-    RepoFetcher(Xrpc xrpc, IngestMetrics metrics) {
+    RepoFetcher(SyncCalls xrpc, IngestMetrics metrics) {
         this(xrpc, metrics, null);
     }
 
     /** @param spool the spool {@code xrpc} reads getRepo bodies through, whose budget rows hold; may be null */
-    RepoFetcher(Xrpc xrpc, IngestMetrics metrics, CarSpool spool) {
+    RepoFetcher(SyncCalls xrpc, IngestMetrics metrics, CarSpool spool) {
         this(xrpc, metrics, spool, SOURCE);
     }
 
-    private RepoFetcher(Xrpc xrpc, IngestMetrics metrics, CarSpool spool, String source) {
+    private RepoFetcher(SyncCalls xrpc, IngestMetrics metrics, CarSpool spool, String source) {
         this.xrpc = xrpc;
         this.metrics = metrics;
         this.spool = spool;
@@ -91,7 +91,7 @@ public final class RepoFetcher {
     /** {@link #live} whose requests go through {@code transport} (null: {@code http}), CARs capped at {@code maxCarBytes}. */
     public static RepoFetcher live(HttpClient http, HostnamePolicy policy, Duration timeout, IngestMetrics metrics,
                                    Outbound.Transport transport, long maxCarBytes) {
-        return new RepoFetcher(new Xrpc(http, timeout, timeout, target -> Outbound.publicHost(policy, target.getHost()),
+        return new RepoFetcher(new SyncCalls(http, timeout, timeout, target -> Outbound.publicHost(policy, target.getHost()),
                 null, transport, maxCarBytes), metrics, null, "live");
     }
 
@@ -106,7 +106,7 @@ public final class RepoFetcher {
 
     /** {@link #fetch(String, String, boolean)} whose commit must also be signed with {@code key} (when not null). */
     public Result fetch(String base, String did, boolean replacement, PublicKey key) throws InterruptedException {
-        Xrpc.Answer a = xrpc.getRepo(base, did);
+        SyncCalls.Answer a = xrpc.getRepo(base, did);
         return switch (a.outcome()) {
             case OK -> a.spooled() != null ? heldSpooled(did, a.spooled(), replacement, key)
                     : held(did, a.body(), replacement, key);

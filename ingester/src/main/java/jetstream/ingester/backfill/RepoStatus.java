@@ -7,7 +7,7 @@ import java.io.IOException;
 import java.time.Instant;
 
 /**
- * The {@code repo/<did>} row (facts §4.2, spec §3.5): per-DID backfill state and steady-state
+ * The {@code repo/<did>} row (docs/metadata-keys.md, spec §3.5): per-DID backfill state and steady-state
  * bookkeeping, stored as the reference's JSON ({@code RepoStatus} with its nested
  * {@code backfill} object, Go field order, {@code omitempty} strings and numbers, {@code omitzero}
  * times). Mutable: callers read a row, change it and write it back (usually staged into the

@@ -14,7 +14,7 @@ import jetstream.ingester.writer.ByteBudget;
  * share ({@link #budget}).
  */
 final class RepoTransport {
-    final Xrpc xrpc;
+    final SyncCalls xrpc;
     final CarSpool spool;
     final RepoFetcher fetcher;
 
@@ -23,7 +23,7 @@ final class RepoTransport {
         HostnamePolicy policy = new HostnamePolicy(s.allowLoopback());
         this.spool = new CarSpool(budget, s.spoolThresholdBytes(), spoolDir(store, user),
                 BackfillMetrics.of(metrics.registry()).spooledCars);
-        this.xrpc = new Xrpc(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
+        this.xrpc = new SyncCalls(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
                 target -> redirectTargetAllowed(policy, upstream, target), spool, null, s.maxCarBytes());
         this.fetcher = new RepoFetcher(xrpc, metrics, spool);
     }

@@ -26,13 +26,13 @@ final class Roster {
     private final BackfillMetrics bm;
     private final Upstream upstream;
     private final HostnamePolicy policy;
-    private final Xrpc xrpc;
+    private final SyncCalls xrpc;
     private final RunFlags flags;
     private final Map<String, HostRun> hosts = new ConcurrentHashMap<>();
     private volatile boolean direct;
 
     Roster(BackfillSettings settings, MetaStore store, SteadyWriter writer, BackfillMetrics bm, Upstream upstream,
-           HostnamePolicy policy, Xrpc xrpc, RunFlags flags) {
+           HostnamePolicy policy, SyncCalls xrpc, RunFlags flags) {
         this.settings = settings;
         this.store = store;
         this.writer = writer;
@@ -62,9 +62,9 @@ final class Roster {
      * (501 / MethodNotImplemented), or 401 as the reference PDS answers it (it proxies methods it
      * does not serve and asks for auth; a relay serves listHosts publicly).
      */
-    static boolean answersLikeAPds(Xrpc.Answer a) {
-        return a.outcome() == Xrpc.Outcome.NOT_IMPLEMENTED
-                || a.outcome() == Xrpc.Outcome.BAD_RESPONSE && a.error() != null && a.error().startsWith("http 401");
+    static boolean answersLikeAPds(SyncCalls.Answer a) {
+        return a.outcome() == SyncCalls.Outcome.NOT_IMPLEMENTED
+                || a.outcome() == SyncCalls.Outcome.BAD_RESPONSE && a.error() != null && a.error().startsWith("http 401");
     }
 
     /** Lists the eligible roster now, upserting each host's row (staged through the writer). */
@@ -76,8 +76,8 @@ final class Roster {
             String cursor = "";
             long backoff = 500;
             while (!flags.closed) {
-                Xrpc.Answer a = xrpc.listHosts(upstream.url(), cursor);
-                Xrpc.HostPage page = a.outcome() == Xrpc.Outcome.OK ? Xrpc.parseHosts(a.body()) : null;
+                SyncCalls.Answer a = xrpc.listHosts(upstream.url(), cursor);
+                SyncCalls.HostPage page = a.outcome() == SyncCalls.Outcome.OK ? SyncCalls.parseHosts(a.body()) : null;
                 if (answersLikeAPds(a) && out.isEmpty() && cursor.isEmpty()) {
                     if (settings.upstreamMode() == BackfillSettings.UpstreamMode.RELAY) {
                         throw new IllegalStateException("the upstream " + upstream.url() + " does not implement"
@@ -96,7 +96,7 @@ final class Roster {
                     backoff = Math.min(backoff * 2, 30_000);
                     continue;
                 }
-                for (Xrpc.Host host : page.hosts()) {
+                for (SyncCalls.Host host : page.hosts()) {
                     String name = eligible(host);
                     if (name == null || out.contains(name)) {
                         continue;
@@ -118,7 +118,7 @@ final class Roster {
         if (direct) {
             out.clear();
             out.add(upstream.directHost());
-            upsert(upstream.directHost(), new Xrpc.Host(upstream.directHost(), "active", 0, 0), now, stage);
+            upsert(upstream.directHost(), new SyncCalls.Host(upstream.directHost(), "active", 0, 0), now, stage);
         }
         if (!stage.isEmpty()) {
             writer.submit(new SteadyWriter.Submission(List.of(), stage, null));
@@ -127,7 +127,7 @@ final class Roster {
     }
 
     /** The normalised hostname when this listHosts entry may be crawled, else null (rejections counted). */
-    private String eligible(Xrpc.Host host) {
+    private String eligible(SyncCalls.Host host) {
         HostnamePolicy.Verdict v = policy.check(host.hostname());
         String name = v.hostname();
         if (!v.accepted()) {
@@ -146,7 +146,7 @@ final class Roster {
         return name;
     }
 
-    private void upsert(String name, Xrpc.Host host, Instant now, Map<String, byte[]> stage) {
+    private void upsert(String name, SyncCalls.Host host, Instant now, Map<String, byte[]> stage) {
         HostRun run = hosts.computeIfAbsent(name, n -> {
             byte[] stored = store.get(PdsHost.key(n));
             PdsHost row = stored != null ? PdsHost.parse(n, stored) : new PdsHost(n).firstSeenAt(now).state(PdsHost.PENDING);

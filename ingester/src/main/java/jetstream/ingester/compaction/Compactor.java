@@ -1,9 +1,7 @@
 package jetstream.ingester.compaction;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -11,9 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,15 +20,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import jetstream.feed.FeedFrame;
+import jetstream.ingester.compaction.SegmentScan.Sealed;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
-import jetstream.segment.ActiveSegmentReader;
-import jetstream.segment.BlockIndexEntry;
-import jetstream.segment.BlockView;
-import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
-import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentPersistenceException;
@@ -115,8 +106,6 @@ public final class Compactor implements AutoCloseable {
     public record PassResult(long fromSeq, long targetSeq, long tombstones, int segmentsExamined,
                              int segmentsRewritten, long rowsDropped, long bytesRewritten, boolean completed) {}
 
-    private record Sealed(String name, Path path, SegmentHeader header) {}
-
     private final Path segmentsDir;
     private final MetaStore store;
     private final SegmentIO io;
@@ -140,16 +129,7 @@ public final class Compactor implements AutoCloseable {
     private volatile long lastPassEndNanos = System.nanoTime();
     private Thread thread;
 
-    private final Counter passesOk;
-    private final Counter passesFailed;
-    private final Counter passesEarly;
-    private final Timer passDuration;
-    private final Map<Tombstones.Source, Counter> collected = new EnumMap<>(Tombstones.Source.class);
-    private final Map<Tombstones.DropReason, Counter> dropped = new EnumMap<>(Tombstones.DropReason.class);
-    private final Counter segmentsExamined;
-    private final Counter segmentsRewritten;
-    private final Counter segmentsSkippedClean;
-    private final Counter bytesRewritten;
+    private final CompactionMetrics metrics;
 
     /**
      * Opens the compactor: reads {@code compaction/seq} and removes {@code .tmp} files left by a
@@ -171,25 +151,7 @@ public final class Compactor implements AutoCloseable {
         this.publish = publish;
         this.onFatal = onFatal;
         watermark.set(Math.max(0, MetaKeys.readVersionedU64le(MetaKeys.COMPACTION_SEQ, store.get(MetaKeys.COMPACTION_SEQ))));
-        passesOk = Counter.builder("jetstream_compaction_passes_total").tag("result", "ok").register(registry);
-        passesFailed = Counter.builder("jetstream_compaction_passes_total").tag("result", "error").register(registry);
-        passesEarly = registry.counter("jetstream_compaction_passes_early_total");
-        passDuration = Timer.builder("jetstream_compaction_pass_duration_seconds").register(registry);
-        for (Tombstones.Source s : Tombstones.Source.values()) {
-            collected.put(s, Counter.builder("jetstream_compaction_tombstones_collected_total")
-                    .tag("kind", s.name().toLowerCase()).register(registry));
-        }
-        for (Tombstones.DropReason r : Tombstones.DropReason.values()) {
-            dropped.put(r, Counter.builder("jetstream_compaction_rows_dropped_total")
-                    .tag("reason", r.name().toLowerCase()).register(registry));
-        }
-        segmentsExamined = registry.counter("jetstream_compaction_segments_examined_total");
-        segmentsRewritten = registry.counter("jetstream_compaction_segments_rewritten_total");
-        segmentsSkippedClean = registry.counter("jetstream_compaction_segments_skipped_clean_total");
-        bytesRewritten = registry.counter("jetstream_compaction_bytes_rewritten_total");
-        Gauge.builder("jetstream_compaction_tombstone_set_entries", tombstoneSet, TombstoneSet::size).register(registry);
-        Gauge.builder("jetstream_compaction_tombstone_set_bytes", tombstoneSet, TombstoneSet::bytes).register(registry);
-        Gauge.builder("jetstream_compaction_watermark_seq", watermark, AtomicLong::get).register(registry);
+        metrics = new CompactionMetrics(registry, tombstoneSet, watermark);
         Gauge.builder("jetstream_compaction_watermark_lag_seconds", this,
                 c -> c.watermarkWitnessedAt == 0 ? 0 : (nowMicros() - c.watermarkWitnessedAt) / 1e6).register(registry);
         rewriteLock.lock();
@@ -281,7 +243,7 @@ public final class Compactor implements AutoCloseable {
                 return;
             }
             if (!due) {
-                passesEarly.increment();
+                metrics.passesEarly.increment();
             }
             runPass(due ? "interval" : "tombstone cap");
         } finally {
@@ -311,16 +273,16 @@ public final class Compactor implements AutoCloseable {
             rotator.forceRotate();
             PassResult r = pass();
             ok = true;
-            passesOk.increment();
+            metrics.passesOk.increment();
             LOG.infof("compaction pass done (%s): watermark %d -> %d, %d tombstones, %d/%d segments rewritten,"
                             + " %d rows dropped, %d bytes written, %.1f s%s", reason, r.fromSeq(), r.targetSeq(),
                     r.tombstones(), r.segmentsRewritten(), r.segmentsExamined(), r.rowsDropped(), r.bytesRewritten(),
                     (System.nanoTime() - t0) / 1e9, r.completed() ? "" : " (stopped by shutdown)");
             return r;
         } finally {
-            passDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+            metrics.passDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             if (!ok) {
-                passesFailed.increment();
+                metrics.passesFailed.increment();
             }
             lastPassEndNanos = System.nanoTime();
             runningSince = 0;
@@ -334,7 +296,7 @@ public final class Compactor implements AutoCloseable {
 
     private PassResult pass() throws InterruptedException {
         long from = watermark.get();
-        List<Sealed> sealed = sealedSegments();
+        List<Sealed> sealed = SegmentScan.sealed(segmentsDir);
         long target = from;
         long targetWitnessed = 0;
         for (Sealed s : sealed) {
@@ -346,8 +308,8 @@ public final class Compactor implements AutoCloseable {
         if (target == from) {
             return new PassResult(from, from, 0, 0, 0, 0, 0, true);
         }
-        Tombstones t = fold(sealed, from, target);
-        List<Sealed> candidates = candidates(sealed, t);
+        Tombstones t = SegmentScan.fold(sealed, from, target, src -> metrics.collected.get(src).increment());
+        List<Sealed> candidates = SegmentScan.candidates(sealed, t, BLOOM_NARROWING_MAX_DIDS);
         BlockCandidates blocks = new BlockCandidates(t, BLOOM_NARROWING_MAX_DIDS);
         segmentsTotal = candidates.size();
         publishState();
@@ -367,26 +329,26 @@ public final class Compactor implements AutoCloseable {
                     if (closing) {
                         return;
                     }
-                    BitSet mayDrop = blocks.of(openSealed(s.path()));
+                    BitSet mayDrop = blocks.of(SegmentScan.openSealed(s.path()));
                     SegmentRewriter.Result res = SegmentRewriter.compact(io, s.path(), mayDrop::get, (v, r) -> {
                         Tombstones.DropReason why = t.drop(v, r);
                         if (why == null) {
                             return true;
                         }
-                        dropped.get(why).increment();
+                        metrics.dropped.get(why).increment();
                         return false;
                     });
-                    segmentsExamined.increment();
+                    metrics.segmentsExamined.increment();
                     if (res.rewritten()) {
-                        SegmentHeader h = readHeader(s.path());
+                        SegmentHeader h = SegmentScan.readHeader(s.path());
                         publish.accept(new FeedFrame.SegmentRewritten(s.name(), h.checksum(), res.sizeAfter()));
-                        segmentsRewritten.increment();
-                        bytesRewritten.increment(res.sizeAfter());
+                        metrics.segmentsRewritten.increment();
+                        metrics.bytesRewritten.increment(res.sizeAfter());
                         rewritten.incrementAndGet();
                         rows.addAndGet(res.rowsChanged());
                         bytes.addAndGet(res.sizeAfter());
                     } else {
-                        segmentsSkippedClean.increment();
+                        metrics.segmentsSkippedClean.increment();
                     }
                     long n = progressed(done);
                     LOG.debugf("compaction: %s %s (%d/%d)", s.name(), res.rewritten() ? "rewritten" : "clean", n,
@@ -425,175 +387,14 @@ public final class Compactor implements AutoCloseable {
                 rewritten.get(), rows.get(), bytes.get(), completed);
     }
 
-    /** Tombstones of the rows in {@code (from, target]}, read from the sealed files. */
-    private Tombstones fold(List<Sealed> sealed, long from, long target) {
-        Tombstones t = new Tombstones();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            BlockView v = new BlockView();
-            for (Sealed s : sealed) {
-                if (s.header().maxSeq() <= from) {
-                    continue;
-                }
-                SegmentReader r = openSealed(s.path());
-                for (int b = 0; b < r.blockCount(); b++) {
-                    BlockIndexEntry e = r.entry(b);
-                    if (e.eventCount() == 0 || e.maxSeq() <= from) {
-                        continue;
-                    }
-                    r.block(b, v, zstd);
-                    for (int i = 0; i < v.size(); i++) {
-                        long seq = v.seq(i);
-                        if (seq > from && seq <= target) {
-                            Tombstones.Source src = t.observe(v, i);
-                            if (src != null) {
-                                collected.get(src).increment();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return t;
-    }
-
     /**
-     * The sealed segments that may hold a superseded row: non-empty, starting below the highest
-     * tombstone, and (while few DIDs are tombstoned) whose DID bloom admits one of them.
-     */
-    private List<Sealed> candidates(List<Sealed> sealed, Tombstones t) {
-        List<Sealed> out = new ArrayList<>();
-        if (t.isEmpty()) {
-            return out;
-        }
-        List<byte[]> dids = null;
-        if (t.didCount() <= BLOOM_NARROWING_MAX_DIDS) {
-            dids = new ArrayList<>(t.didCount());
-            for (byte[] d : t.didBytes()) {
-                dids.add(d);
-            }
-        }
-        for (Sealed s : sealed) {
-            if (s.header().eventCount() == 0 || s.header().minSeq() >= t.maxSeq()) {
-                continue;
-            }
-            if (dids != null) {
-                SegmentReader r = openSealed(s.path());
-                boolean any = false;
-                for (byte[] d : dids) {
-                    if (r.mightContainDid(d)) {
-                        any = true;
-                        break;
-                    }
-                }
-                if (!any) {
-                    continue;
-                }
-            }
-            out.add(s);
-        }
-        return out;
-    }
-
-    /**
-     * Refills the in-memory set from the rows above the watermark after a restart (sealed files
-     * and the active file's complete blocks), so the early-pass trigger survives restarts.
+     * Refills the in-memory set from the rows above the watermark after a restart, so the early-pass
+     * trigger survives restarts.
      */
     void rebuildTombstoneSet() {
         long from = watermark.get();
-        List<SegmentName.Entry> files;
-        try {
-            files = SegmentName.scan(segmentsDir);
-        } catch (IOException e) {
-            throw new SegmentPersistenceException("scanning", segmentsDir, e);
-        }
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            BlockView v = new BlockView();
-            for (SegmentName.Entry f : files) {
-                if (closing) {
-                    return;
-                }
-                SegmentHeader h = readHeaderOrNull(f.path());
-                if (h != null) {
-                    if (h.maxSeq() <= from) {
-                        continue;
-                    }
-                    SegmentReader r = openSealed(f.path());
-                    for (int b = 0; b < r.blockCount(); b++) {
-                        if (r.entry(b).eventCount() > 0 && r.entry(b).maxSeq() > from) {
-                            observeAbove(r.block(b, v, zstd), from);
-                        }
-                    }
-                } else {
-                    ActiveSegmentReader a;
-                    try {
-                        a = ActiveSegmentReader.open(f.path());
-                    } catch (IOException e) {
-                        throw new SegmentPersistenceException("reading", f.path(), e);
-                    }
-                    for (int b = 0; b < a.blockCount(); b++) {
-                        observeAbove(a.block(b, v, zstd), from);
-                    }
-                }
-            }
-        }
+        SegmentScan.refill(segmentsDir, from, tombstoneSet, () -> closing);
         LOG.infof("compaction: %d tombstones above watermark %d", tombstoneSet.size(), from);
-    }
-
-    private void observeAbove(BlockView v, long from) {
-        for (int i = 0; i < v.size(); i++) {
-            if (v.seq(i) > from) {
-                tombstoneSet.observe(v, i);
-            }
-        }
-    }
-
-    private List<Sealed> sealedSegments() {
-        List<SegmentName.Entry> files;
-        try {
-            files = SegmentName.scan(segmentsDir);
-        } catch (IOException e) {
-            throw new SegmentPersistenceException("scanning", segmentsDir, e);
-        }
-        List<Sealed> out = new ArrayList<>(files.size());
-        for (SegmentName.Entry f : files) {
-            SegmentHeader h = readHeaderOrNull(f.path());
-            if (h != null) {
-                out.add(new Sealed(f.path().getFileName().toString(), f.path(), h));
-            }
-        }
-        return out;
-    }
-
-    /** The sealed header, or null for the active file. */
-    private static SegmentHeader readHeaderOrNull(Path p) {
-        try {
-            return SegmentReader.readSealedHeader(p);
-        } catch (SegmentException e) {
-            if (e.type() == SegmentException.Type.ACTIVE_SEGMENT) {
-                return null;
-            }
-            throw new SegmentException(e.type(), p + ": " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new SegmentPersistenceException("reading the header of", p, e);
-        }
-    }
-
-    private static SegmentHeader readHeader(Path p) {
-        SegmentHeader h = readHeaderOrNull(p);
-        if (h == null) {
-            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, p + ": a rewritten segment reads as active");
-        }
-        return h;
-    }
-
-    private static SegmentReader openSealed(Path p) {
-        try {
-            return SegmentReader.open(p, false);
-        } catch (IOException e) {
-            throw new SegmentPersistenceException("reading", p, e);
-        } catch (SegmentException e) {
-            throw new SegmentException(e.type(), p + ": " + e.getMessage(), e);
-        }
     }
 
     /** Deletes {@code seg_*.jss.tmp} left by a rewrite that crashed before its rename. */

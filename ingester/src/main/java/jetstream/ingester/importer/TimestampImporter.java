@@ -1,41 +1,29 @@
 package jetstream.ingester.importer;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import jetstream.atproto.cid.Cid;
 import jetstream.feed.FeedFrame;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
-import jetstream.segment.BlockView;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentIO;
@@ -53,11 +41,11 @@ import org.jboss.logging.Logger;
  * records each valid row's byte offset; then the active segment is force-rotated so every row
  * appended before the rules were active sits in a sealed segment; then the offsets are bucketed by
  * DID against each sealed segment's DID bloom into one offset file per candidate segment
- * ({@code <data-dir>/import-scratch/<job>/}).</li>
+ * ({@code <data-dir>/import-scratch/<job>/}, by {@link ImportBuckets}).</li>
  * <li>apply: per candidate segment, under the rewrite lock shared with compaction, the bucketed rows
  * are read again by offset, the per-block DID blooms pick candidate blocks and
  * {@link SegmentRewriter#patchIndexedAt} rewrites the {@code indexed_at} of matching rows
- * (tmp + fsync + rename). The segment's checkpoint {@code import/job/<id>/seg/<idx>} commits with
+ * (tmp + fsync + rename), by {@link ImportApply}. The segment's checkpoint {@code import/job/<id>/seg/<idx>} commits with
  * the job record; a restart resumes the job and skips checkpointed segments.</li>
  * </ol>
  * Every phase is idempotent: rules are last-write-wins and a segment already carrying the imported
@@ -67,9 +55,6 @@ public final class TimestampImporter implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(TimestampImporter.class);
     static final String CURRENT = "import/current";
     static final String SCRATCH_DIR = "import-scratch";
-    /** Bucketed rows applied to a segment per rewrite: bounds the in-memory rule map of one pass. */
-    static final int APPLY_CHUNK = 65_536;
-    private static final int BUCKET_BUFFER = 512;
     private static final DateTimeFormatter JOB_ID =
             DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss.SSS'Z'").withZone(ZoneOffset.UTC);
 
@@ -247,8 +232,9 @@ public final class TimestampImporter implements AutoCloseable {
                 if (!job.bucketed) {
                     parseAndBucket(job, in);
                 }
-                apply(job, in);
-                countUnmatchedSpecific(job, in);
+                ImportApply apply = new ImportApply(cx, metrics, segmentsDir, this::checkStop, this::publish);
+                apply.apply(job, in, scratch(job));
+                apply.countUnmatchedSpecific(job, in, scratch(job));
             }
             job.state = ImportJob.COMPLETE;
             job.phase = "";
@@ -346,7 +332,7 @@ public final class TimestampImporter implements AutoCloseable {
             }
         }
         long bucketStart = System.nanoTime();
-        bucket(job, csv, valid, dir, indexes, blooms);
+        new ImportBuckets(metrics, this::checkStop).bucket(job, csv, valid, dir, indexes, blooms);
         LOG.infof("timestamp import %s bucketed its rows over %d of %d sealed segments in %d ms", job.id(),
                 job.segmentsToApply, indexes.size(), (System.nanoTime() - bucketStart) / 1_000_000);
         job.bucketed = true;
@@ -361,286 +347,6 @@ public final class TimestampImporter implements AutoCloseable {
         } finally {
             cx.rewriteLock().unlock();
         }
-    }
-
-    /** One offset file per candidate segment; specific_version rows also go to {@code specific.off}. */
-    private void bucket(ImportJob job, ImportCsv csv, Path valid, Path dir, List<Long> indexes, List<GloomFilter> blooms)
-            throws IOException {
-        Map<Long, long[]> buffers = new HashMap<>();
-        Map<Long, Integer> fill = new HashMap<>();
-        String lastDid = null;
-        List<Integer> hits = new ArrayList<>();
-        long rowsSeen = 0;
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(valid), 1 << 16));
-             DataOutputStream specific = new DataOutputStream(new BufferedOutputStream(
-                     Files.newOutputStream(dir.resolve("specific.off")), 1 << 16))) {
-            while (true) {
-                long off;
-                try {
-                    off = in.readLong();
-                } catch (EOFException e) {
-                    break;
-                }
-                if ((++rowsSeen & 0xFFF) == 0) {
-                    checkStop();
-                }
-                ImportCsv.Parsed p = csv.readAt(off);
-                if (p == null || p.row() == null) {
-                    job.rowsCorruptOffset++;
-                    metrics.rowsCorruptOffset.increment();
-                    continue;
-                }
-                if (p.row().specific()) {
-                    specific.writeLong(off);
-                }
-                String did = p.row().did();
-                if (!did.equals(lastDid)) {
-                    // input sorted by DID probes each segment bloom once per DID
-                    lastDid = did;
-                    hits.clear();
-                    GloomFilter.Probe probe = GloomFilter.Probe.of(did.getBytes(StandardCharsets.UTF_8));
-                    for (int i = 0; i < blooms.size(); i++) {
-                        GloomFilter b = blooms.get(i);
-                        if (b == null || b.mightContain(probe)) {
-                            hits.add(i);
-                        }
-                    }
-                    if (!hits.isEmpty()) {
-                        metrics.didsMatched.increment();
-                    }
-                }
-                for (int i : hits) {
-                    long seg = indexes.get(i);
-                    long[] buf = buffers.computeIfAbsent(seg, k -> new long[BUCKET_BUFFER]);
-                    int n = fill.getOrDefault(seg, 0);
-                    buf[n++] = off;
-                    if (n == BUCKET_BUFFER) {
-                        appendOffsets(dir, seg, buf, n);
-                        n = 0;
-                    }
-                    fill.put(seg, n);
-                }
-            }
-        }
-        for (Map.Entry<Long, long[]> e : buffers.entrySet()) {
-            appendOffsets(dir, e.getKey(), e.getValue(), fill.getOrDefault(e.getKey(), 0));
-        }
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-                    ch.force(true);
-                }
-            }
-        }
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        }
-        job.segmentsToApply = buffers.size();
-    }
-
-    private static Path bucketFile(Path dir, long seg) {
-        return dir.resolve(SegmentName.format(seg) + ".off"); // seg_<idx>.jss.off
-    }
-
-    private static void appendOffsets(Path dir, long seg, long[] buf, int n) throws IOException {
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(
-                bucketFile(dir, seg), StandardOpenOption.CREATE, StandardOpenOption.APPEND)))) {
-            for (int i = 0; i < n; i++) {
-                out.writeLong(buf[i]);
-            }
-        }
-    }
-
-    // --- phase 2: apply ---
-
-    private static String segKeyPrefix(String id) {
-        return "import/job/" + id + "/seg/";
-    }
-
-    private static byte[] segKey(String id, long seg) {
-        byte[] p = segKeyPrefix(id).getBytes(StandardCharsets.US_ASCII);
-        byte[] k = java.util.Arrays.copyOf(p, p.length + 8);
-        for (int i = 0; i < 8; i++) {
-            k[p.length + i] = (byte) (seg >>> (56 - 8 * i));
-        }
-        return k;
-    }
-
-    private static String matchedKey(String id, String ruleKey, String cid) {
-        return "import/job/" + id + "/cid/" + ruleKey + '\0' + cid;
-    }
-
-    private void apply(ImportJob job, ImportCsv csv) throws IOException {
-        metrics.phase.set(2);
-        job.phase = ImportJob.APPLY;
-        publish(job);
-        Set<Long> done = new HashSet<>();
-        int prefix = segKeyPrefix(job.id()).length();
-        cx.store().forEach(segKeyPrefix(job.id()), (k, v) -> {
-            long seg = 0;
-            for (int i = 0; i < 8; i++) {
-                seg = (seg << 8) | (k[prefix + i] & 0xFF);
-            }
-            done.add(seg);
-        });
-        Path dir = scratch(job);
-        List<Long> segments = new ArrayList<>();
-        try (Stream<Path> files = Files.list(dir)) {
-            files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".off") && n.startsWith(SegmentName.PREFIX))
-                    .forEach(n -> segments.add(SegmentName.parse(n.substring(0, n.length() - 4))));
-        }
-        segments.sort(Comparator.naturalOrder());
-        for (long seg : segments) {
-            if (done.contains(seg)) {
-                continue;
-            }
-            checkStop();
-            Set<String> matchedSpecific = new HashSet<>();
-            applySegment(job, csv, dir, seg, matchedSpecific);
-            try (MetaStore.Batch b = cx.store().batch()) {
-                for (String k : matchedSpecific) {
-                    b.put(k, new byte[] {1});
-                }
-                job.segmentsApplied++;
-                b.put(segKey(job.id(), seg), new byte[] {1});
-                b.put(ImportJob.metaKey(job.id()), job.encode());
-                b.commit();
-            }
-            publish(job);
-        }
-    }
-
-    private void applySegment(ImportJob job, ImportCsv csv, Path dir, long seg, Set<String> matchedSpecific)
-            throws IOException {
-        Path file = segmentsDir.resolve(SegmentName.format(seg));
-        boolean examined = false;
-        boolean patched = false;
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(
-                Files.newInputStream(bucketFile(dir, seg)), 1 << 16))) {
-            boolean more = true;
-            while (more) {
-                Map<String, ImportRule> chunk = new HashMap<>();
-                Set<String> dids = new HashSet<>();
-                int n = 0;
-                while (n < APPLY_CHUNK) {
-                    long off;
-                    try {
-                        off = in.readLong();
-                    } catch (EOFException e) {
-                        more = false;
-                        break;
-                    }
-                    n++;
-                    ImportCsv.Parsed p = csv.readAt(off);
-                    if (p == null || p.row() == null) {
-                        job.rowsCorruptOffset++;
-                        metrics.rowsCorruptOffset.increment();
-                        continue;
-                    }
-                    ImportCsv.Row r = p.row();
-                    chunk.computeIfAbsent(r.did() + '\0' + r.collection() + '\0' + r.rkey(), k -> new ImportRule()).add(r);
-                    dids.add(r.did());
-                }
-                if (chunk.isEmpty()) {
-                    continue;
-                }
-                cx.rewriteLock().lock();
-                try {
-                    if (!Files.exists(file)) {
-                        // removed since bucketing: nothing left to patch there
-                        break;
-                    }
-                    BitSet blocks = new BitSet();
-                    SegmentReader reader = SegmentReader.open(file, false);
-                    for (String did : dids) {
-                        blocks.or(reader.blocksForDid(did.getBytes(StandardCharsets.UTF_8)));
-                    }
-                    if (blocks.isEmpty()) {
-                        continue;
-                    }
-                    examined = true;
-                    long[] matched = new long[2];
-                    SegmentRewriter.Result res = SegmentRewriter.patchIndexedAt(cx.io(), file, blocks::get,
-                            (view, row) -> stamp(job, chunk, view, row, matched, matchedSpecific));
-                    job.rowsMatchedAllVersions += matched[0];
-                    job.rowsMatchedSpecific += matched[1];
-                    metrics.matched("all_versions", matched[0]);
-                    metrics.matched("specific_version", matched[1]);
-                    if (res.rewritten()) {
-                        patched = true;
-                        job.rowsMutated += res.rowsChanged();
-                        metrics.rowsMutated.increment(res.rowsChanged());
-                        metrics.bytesRewritten.increment(res.sizeAfter());
-                        var header = SegmentReader.readSealedHeader(file);
-                        cx.writer().log().control(new FeedFrame.SegmentRewritten(file.getFileName().toString(),
-                                header.checksum(), res.sizeAfter()));
-                    }
-                } finally {
-                    cx.rewriteLock().unlock();
-                }
-            }
-        }
-        if (examined) {
-            job.segmentsExamined++;
-            metrics.segmentsExamined.increment();
-        }
-        if (patched) {
-            job.segmentsPatched++;
-            metrics.segmentsPatched.increment();
-        }
-    }
-
-    private static long stamp(ImportJob job, Map<String, ImportRule> chunk, BlockView view, int row, long[] matched,
-                              Set<String> matchedSpecific) {
-        long current = view.indexedAt(row);
-        String key = view.did(row) + '\0' + view.collection(row) + '\0' + view.rkey(row);
-        ImportRule rule = chunk.get(key);
-        if (rule == null) {
-            return current;
-        }
-        byte[] buf = view.buffer();
-        int off = view.payloadOffset(row);
-        int len = view.payloadLength(row);
-        ImportRule.Match m = rule.match(view.kindCode(row), buf, off, len);
-        switch (m) {
-            case NONE -> {
-                return current;
-            }
-            case ALL_VERSIONS -> matched[0]++;
-            case SPECIFIC -> {
-                matched[1]++;
-                matchedSpecific.add(matchedKey(job.id(), key, Cid.dagCborString(buf, off, len)));
-            }
-        }
-        return rule.timestamp(m, buf, off, len);
-    }
-
-    /** specific_version rows whose CID matched no archived row, from the durable matched set. */
-    private void countUnmatchedSpecific(ImportJob job, ImportCsv csv) throws IOException {
-        Path f = scratch(job).resolve("specific.off");
-        long unmatched = 0;
-        if (Files.exists(f)) {
-            try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(f), 1 << 16))) {
-                while (true) {
-                    long off;
-                    try {
-                        off = in.readLong();
-                    } catch (EOFException e) {
-                        break;
-                    }
-                    ImportCsv.Parsed p = csv.readAt(off);
-                    if (p == null || p.row() == null) {
-                        continue;
-                    }
-                    ImportCsv.Row r = p.row();
-                    String key = r.did() + '\0' + r.collection() + '\0' + r.rkey();
-                    if (cx.store().get(matchedKey(job.id(), key, r.cid())) == null) {
-                        unmatched++;
-                    }
-                }
-            }
-        }
-        job.specificCidsUnmatched = unmatched;
     }
 
     // --- records and feed ---

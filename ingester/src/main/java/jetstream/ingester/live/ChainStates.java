@@ -9,7 +9,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * Per-DID verifier chain state (facts §4.1 {@code sync/chain/<did>}: {@code 0x01}, uvarint rev
+ * Per-DID verifier chain state (docs/metadata-keys.md {@code sync/chain/<did>}: {@code 0x01}, uvarint rev
  * length, rev, 36-byte binary CID of the MST root): the last accepted rev and tree. Read through a
  * bounded memory cache; writes are staged by the caller into the next durability batch. Thread-safe.
  */

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The verifier's hosting state of an account, {@code sync/host/<did>} (facts §4.1): {@code 0x01},
+ * The verifier's hosting state of an account, {@code sync/host/<did>} (docs/metadata-keys.md): {@code 0x01},
  * active u8, uvarint status length, status, the upstream seq of the {@code #account} event as u64
  * BE, uvarint time length, time. Written from every accepted {@code #account}; its seq is the
  * fallback of the account replay ratchet (facts §10.3 step 4).

@@ -15,7 +15,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * Resolves DID documents for commit verification through a cache (facts §4.1
+ * Resolves DID documents for commit verification through a cache (docs/metadata-keys.md
  * {@code sync/identity/<did>}: 8-byte BE unix-nanos expiry + the document JSON, TTL 24 h): memory
  * first, then RocksDB, then PLC ({@code did:plc}) or {@code https://<host>/.well-known/did.json}
  * ({@code did:web}). The live consumer reads only the caches ({@link #cached}); network resolution

@@ -4,7 +4,7 @@ import java.time.Instant;
 import jetstream.ingester.backfill.RepoStatus;
 import jetstream.ingester.store.MetaStore;
 
-/** {@link MergeRepos} on the stored {@code repo/<did>} rows ({@link RepoStatus}, facts §4.2). */
+/** {@link MergeRepos} on the stored {@code repo/<did>} rows ({@link RepoStatus}, docs/metadata-keys.md). */
 public final class RepoStatusRows implements MergeRepos {
     private final MetaStore store;
 

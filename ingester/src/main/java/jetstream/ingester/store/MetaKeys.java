@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import jetstream.feed.Vacancy;
 
 /**
- * The metadata key space (facts §4.1, spec §3.5) and the value encodings this module writes.
+ * The metadata key space (docs/metadata-keys.md, spec §3.5) and the value encodings this module writes.
  * Keys are ASCII; {@code <did>} verbatim.
  */
 public final class MetaKeys {
@@ -16,7 +16,7 @@ public final class MetaKeys {
     public static final String LIVE_SEGMENTS_SEQ_NEXT = "live_segments/seq/next";
     /**
      * The witnessed_at (unix µs) of the last row of a durable block of {@code data/segments}: {@code 0x01} + u64 LE,
-     * the floor the writer clamps to after a restart (an extension of facts §4.1).
+     * the floor the writer clamps to after a restart (ours, not the reference's; docs/metadata-keys.md).
      */
     public static final String WITNESSED_AT = "seq/witnessed_at";
     /** {@link #WITNESSED_AT} of the bootstrap live-capture tree. */
@@ -31,7 +31,7 @@ public final class MetaKeys {
     public static final String COMPACTION_SEQ = "compaction/seq";
     public static final String PHASE = "phase";
     public static final String PHASE_ENTERED_AT = "phase/entered_at";
-    /** RFC 3339 nanos UTC: when bootstrap began / the backfill drained (diagnostics, facts §4.1). */
+    /** RFC 3339 nanos UTC: when bootstrap began / the backfill drained (diagnostics, docs/metadata-keys.md). */
     public static final String BACKFILL_TIMING_STARTED_AT = "backfill/timing/started_at";
     public static final String BACKFILL_TIMING_COMPLETED_AT = "backfill/timing/completed_at";
     /** Merge progress: {@code 0x01} + u64 LE, the next {@code live_segments} index to drain. */
@@ -71,7 +71,7 @@ public final class MetaKeys {
         return ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).put((byte) 1).putLong(v).array();
     }
 
-    /** A {@code 0x01 + u64 LE} value; absent is -1. The high bit set is a hard error (facts §4.1). */
+    /** A {@code 0x01 + u64 LE} value; absent is -1. The high bit set is a hard error (docs/metadata-keys.md). */
     public static long readVersionedU64le(String key, byte[] v) {
         if (v == null) {
             return -1;

@@ -18,7 +18,7 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
- * The ingester's metadata store, {@code data/meta.rocksdb} (facts §4 key space, spec §3.5). Only the
+ * The ingester's metadata store, {@code data/meta.rocksdb} (key space: docs/metadata-keys.md, spec §3.5). Only the
  * ingester opens it. Every write is a synced batch; a failed read or write is fatal
  * ({@link MetaStoreException}, ENOSPC named). Thread-safe (RocksDB is). An operation after (or racing)
  * {@link #close} fails with {@link IllegalStateException} instead of reaching freed native memory: a

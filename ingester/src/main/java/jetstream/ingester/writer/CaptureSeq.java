@@ -4,7 +4,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * The seq counter of the bootstrap live-capture tree ({@code live_segments/seq/next}, facts §4.1,
+ * The seq counter of the bootstrap live-capture tree ({@code live_segments/seq/next}, docs/metadata-keys.md,
  * §10.5): the reference's plain scheme without a lease. Its seqs order rows inside
  * {@code backfill/live_segments} only; nobody reads them (merge re-appends the rows under fresh
  * archive seqs), so a seq of rows lost in a crash may be handed out again. Open recovers

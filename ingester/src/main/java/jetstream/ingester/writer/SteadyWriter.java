@@ -228,7 +228,7 @@ public final class SteadyWriter implements AutoCloseable {
     /**
      * Seals the active segment after every row queued before this call (a no-op when it holds no
      * events) and returns once it is sealed, so a compaction or import pass finds those rows in
-     * sealed files (facts §1.15 forced rotation).
+     * sealed files (docs/segment-format.md forced rotation).
      */
     public void forceRotate() throws InterruptedException {
         CountDownLatch done = new CountDownLatch(1);

@@ -369,7 +369,7 @@ class BackfillModesTest {
             byte[] body = http.send(java.net.http.HttpRequest.newBuilder(URI.create(base
                     + "/xrpc/com.atproto.sync.listRepos?limit=5" + (c.isEmpty() ? "" : "&cursor=" + c))).build(),
                     java.net.http.HttpResponse.BodyHandlers.ofByteArray()).body();
-            Xrpc.RepoPage page = Xrpc.parseRepos(body);
+            SyncCalls.RepoPage page = SyncCalls.parseRepos(body);
             if (page == null) {
                 Thread.sleep(1100); // the host's rate limit (429): next window
                 continue;

@@ -116,10 +116,10 @@ class HostnamePolicyTest {
     /** The first listHosts answer that switches auto mode to direct-PDS: 501 (our simulator), 401 (the reference PDS). */
     @Test
     void listHostsAnswersThatMeanAPds() {
-        assertTrue(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.NOT_IMPLEMENTED, "MethodNotImplemented")));
-        assertTrue(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 401 AuthMissing")));
-        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "http 500 InternalServerError")));
-        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.RATE_LIMITED, "RateLimitExceeded")));
-        assertFalse(Roster.answersLikeAPds(Xrpc.Answer.of(Xrpc.Outcome.BAD_RESPONSE, "io: ConnectException")));
+        assertTrue(Roster.answersLikeAPds(SyncCalls.Answer.of(SyncCalls.Outcome.NOT_IMPLEMENTED, "MethodNotImplemented")));
+        assertTrue(Roster.answersLikeAPds(SyncCalls.Answer.of(SyncCalls.Outcome.BAD_RESPONSE, "http 401 AuthMissing")));
+        assertFalse(Roster.answersLikeAPds(SyncCalls.Answer.of(SyncCalls.Outcome.BAD_RESPONSE, "http 500 InternalServerError")));
+        assertFalse(Roster.answersLikeAPds(SyncCalls.Answer.of(SyncCalls.Outcome.RATE_LIMITED, "RateLimitExceeded")));
+        assertFalse(Roster.answersLikeAPds(SyncCalls.Answer.of(SyncCalls.Outcome.BAD_RESPONSE, "io: ConnectException")));
     }
 }

@@ -1,7 +1,7 @@
 package jetstream.atproto.firehose;
 
 /**
- * One row to archive, before the writer assigns its seq and witnessed time (facts §2.4). Strings
+ * One row to archive, before the writer assigns its seq and witnessed time (docs/segment-format.md). Strings
  * are empty rather than null when a kind has no such field; {@code payload} aliases the frame.
  */
 public record ArchiveRow(int kind, String did, String collection, String rkey, String rev, ByteSlice payload) {
@@ -15,7 +15,7 @@ public record ArchiveRow(int kind, String did, String collection, String rkey, S
     public static final int KIND_CREATE_RESYNC = 7;
 
     /**
-     * Segment column widths (facts §2.6) that valid input can exceed. A valid DID (at most 2048
+     * Segment column widths (docs/segment-format.md) that valid input can exceed. A valid DID (at most 2048
      * chars) always fits the 65,535-byte DID column and a TID rev the 255-byte rev column.
      */
     public static final int MAX_COLLECTION_BYTES = 255;

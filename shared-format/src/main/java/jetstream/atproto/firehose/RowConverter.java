@@ -22,7 +22,7 @@ import jetstream.atproto.syntax.RecordKey;
 import jetstream.atproto.syntax.Tid;
 
 /**
- * Turns upstream input into archive rows (facts §2.4) and applies the ingest validation gate
+ * Turns upstream input into archive rows (docs/segment-format.md) and applies the ingest validation gate
  * (spec §4.4, facts §10.3, §10.4, §2.6):
  *
  * <ul>

@@ -18,7 +18,7 @@ import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
 
 /**
- * One active segment file open for appending (facts §1.3): the {@code jss0} header region, then
+ * One active segment file open for appending (docs/segment-format.md): the {@code jss0} header region, then
  * length-prefixed zstd block frames, each written with one positional write and fsynced. A failed
  * write or fsync latches: the file is unusable afterwards, so a block is never written twice.
  * The open file holds an exclusive lock, so a second writer (another process left running on the

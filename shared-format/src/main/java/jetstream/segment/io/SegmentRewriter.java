@@ -20,7 +20,7 @@ import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
 
 /**
- * The two rewrites of a sealed segment (facts §1.13), both through {@link TmpRewrite} so the
+ * The two rewrites of a sealed segment (docs/segment-format.md), both through {@link TmpRewrite} so the
  * original stays untouched until the atomic rename. Blocks a rewrite does not change are copied
  * verbatim; the rewrite starts lazily at the first changed block, so a pass that changes nothing
  * writes nothing.

@@ -13,7 +13,7 @@ import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
 
 /**
- * Seals an active segment on disk (facts §1.3): footer_offset = file size; every frame is re-read
+ * Seals an active segment on disk (docs/segment-format.md): footer_offset = file size; every frame is re-read
  * from disk and decoded so the footer is derived from what is durable, not from memory; the footer
  * is written and fsynced, then the finalized header over offset 0, fsynced. If the header cannot be
  * written the file is put back into its active state (active header, footer truncated away).

@@ -6,7 +6,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 
 /**
- * The replacement of a sealed file (facts §1.13): {@code <name>.tmp} is created exclusively (a stale
+ * The replacement of a sealed file (docs/segment-format.md): {@code <name>.tmp} is created exclusively (a stale
  * one from a crashed rewrite is removed first), written sequentially, fsynced, renamed over the
  * original, and the directory fsynced. Until the rename the original is untouched. Any failure is a
  * fatal {@link SegmentPersistenceException}; the tmp file is removed on a best-effort basis.

@@ -16,7 +16,7 @@ import jetstream.segment.io.SegmentWriter;
  * {@code CURSOR <upstream seq handed to the writer>}; {@code stop} closes gracefully
  * ({@code CLOSED}). Args: dataDir, relay URL, eventsPerBlock.
  */
-public final class ChildLiveIngester {
+public final class LiveIngesterChild {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         String relay = args[1];

@@ -24,7 +24,7 @@ import jetstream.ingester.net.Outbound;
  * {@link Outbound}: a deadline over the whole exchange and a cap on every body; redirects are
  * followed by hand, each target checked and never from https down to http.
  */
-final class Xrpc {
+final class SyncCalls {
     static final JsonFactory JSON = new JsonFactory();
     /** Bound on a listHosts/listRepos page body (1000 entries of ~200 bytes, with room to spare). */
     static final int MAX_PAGE_BYTES = 8 << 20;
@@ -84,11 +84,11 @@ final class Xrpc {
      * @param redirectAllowed whether a redirect target may be dialled; a client that follows
      *     redirects itself is replaced by one that does not, so no target escapes this check
      */
-    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
+    SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed) {
         this(http, pageTimeout, repoTimeout, redirectAllowed, null);
     }
 
-    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
+    SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool) {
         this(http, pageTimeout, repoTimeout, redirectAllowed, spool, null, Outbound.DEFAULT_MAX_CAR_BYTES);
     }
@@ -97,7 +97,7 @@ final class Xrpc {
      * @param transport sends each request (e.g. pinned to the checked address); null: {@code http}
      * @param maxCarBytes cap on one getRepo body ({@code JETSTREAM_MAX_CAR_BYTES})
      */
-    Xrpc(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
+    SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool, Outbound.Transport transport, long maxCarBytes) {
         HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
                 : HttpClient.newBuilder().version(http.version())

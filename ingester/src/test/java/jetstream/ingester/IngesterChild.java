@@ -21,7 +21,7 @@ import jetstream.segment.io.SegmentWriter;
  * feed is bound; a {@code stop} line on stdin closes it gracefully and prints {@code CLOSED}.
  * Args: dataDir, eventsPerBlock, rows per second per producer.
  */
-public final class ChildIngester {
+public final class IngesterChild {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         int perBlock = Integer.parseInt(args[1]);

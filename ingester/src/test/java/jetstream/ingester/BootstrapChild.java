@@ -18,7 +18,7 @@ import jetstream.feed.LifecyclePhase;
  * steady live consumer handed relay seq {@code seq} to the writer; on {@code stop} closes
  * gracefully and prints {@code CLOSED}. Args: dataDir, simulator URL, {@code host=url,...}.
  */
-public final class ChildBootstrap {
+public final class BootstrapChild {
     public static void main(String[] args) throws Exception {
         Path data = Path.of(args[0]);
         String sim = args[1];

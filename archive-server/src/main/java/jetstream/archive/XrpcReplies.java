@@ -3,9 +3,9 @@ package jetstream.archive;
 import io.vertx.core.http.HttpServerResponse;
 import jetstream.atproto.json.JsonBuffer;
 
-/** XRPC failures the handlers throw and JSON bodies (facts §5.2); the error envelope is {@link jetstream.service.XrpcHttp}'s. */
-final class Xrpc {
-    private Xrpc() {}
+/** The archive handlers' XRPC replies: the failures they throw and their JSON bodies (facts §5.2); the error envelope is {@link jetstream.service.XrpcHttp}'s. */
+final class XrpcReplies {
+    private XrpcReplies() {}
 
     /** An error a handler answers with; carries status, error name and message. */
     static final class Failure extends RuntimeException {

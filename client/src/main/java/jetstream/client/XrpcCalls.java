@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * are retried with doubling backoff (a {@code Retry-After} is honoured up to 30 s) until the
  * attempt cap; other statuses fail at once with the server's error envelope.
  */
-final class Xrpc {
+final class XrpcCalls {
     static final JsonFactory JSON = new JsonFactory();
     private static final long MAX_RETRY_AFTER_MS = 30_000;
     private static final long MAX_BACKOFF_MS = 5_000;
@@ -49,7 +49,7 @@ final class Xrpc {
         return w;
     }
 
-    Xrpc(HttpClient http, URI base, String apiKey, int maxAttempts, Duration retryBase, Duration stall) {
+    XrpcCalls(HttpClient http, URI base, String apiKey, int maxAttempts, Duration retryBase, Duration stall) {
         this.http = http;
         this.base = base;
         this.apiKey = apiKey;
@@ -210,7 +210,7 @@ final class Xrpc {
      */
     static IOException failure(int status, byte[] body, HttpResponse<?> resp) throws XrpcException {
         if (status >= 500 || status == 429) {
-            long ra = resp.headers().firstValue("Retry-After").map(Xrpc::retryAfter).orElse(-1L);
+            long ra = resp.headers().firstValue("Retry-After").map(XrpcCalls::retryAfter).orElse(-1L);
             return new Retryable("HTTP " + status + " " + describe(status, body), ra);
         }
         throw envelope(status, body);
