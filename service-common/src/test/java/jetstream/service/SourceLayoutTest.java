@@ -33,8 +33,6 @@ class SourceLayoutTest {
             "relay, PDS, PLC and firehose serving in one class; split planned (issue 26), edited in parallel now",
             "simulator/src/main/java/jetstream/simulator/World.java",
             "the deterministic world model; edited in parallel now, split with Simulator",
-            "ingester/src/main/java/jetstream/ingester/writer/SteadyWriter.java",
-            "the segment-tree writer loop; being split by the writer work in parallel",
             "bench/src/main/java/jetstream/bench/GatewayBench.java",
             "a three-process benchmark harness (bench profile only), not production code");
 
