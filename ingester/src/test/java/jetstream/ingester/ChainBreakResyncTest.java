@@ -26,7 +26,6 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
-import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -57,16 +56,7 @@ class ChainBreakResyncTest {
 
     @BeforeEach
     void start() throws Exception {
-        SimConfig cfg = SimConfig.small();
-        cfg.seed = 7;
-        cfg.accounts = 4;
-        cfg.bigRepos = 0;
-        cfg.mixIdentity = 0;
-        cfg.mixAccount = 0;
-        cfg.mixSync = 0;
-        cfg.deactivatedFraction = 0;
-        cfg.takendownFraction = 0;
-        sim = Simulator.start(cfg);
+        sim = Simulator.start(SimFrames.commitsOnly(7, 4));
         // a PDS whose getRepo answers only when the test opens the gate, so commits keep arriving meanwhile
         pds = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         pds.createContext("/xrpc/com.atproto.sync.getRepo", ex -> {

@@ -10,11 +10,8 @@ import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.NavigableMap;
 import java.util.function.BooleanSupplier;
-import jetstream.atproto.cbor.DagCbor;
 import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.backfill.RepoStatus;
 import jetstream.ingester.live.IdentityResolver;
@@ -23,7 +20,6 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
-import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -43,16 +39,7 @@ class ReactivationResyncTest {
 
     @BeforeEach
     void start() throws Exception {
-        SimConfig cfg = SimConfig.small();
-        cfg.seed = 11;
-        cfg.accounts = 4;
-        cfg.bigRepos = 0;
-        cfg.mixIdentity = 0;
-        cfg.mixAccount = 0;
-        cfg.mixSync = 0;
-        cfg.deactivatedFraction = 0;
-        cfg.takendownFraction = 0;
-        sim = Simulator.start(cfg);
+        sim = Simulator.start(SimFrames.commitsOnly(11, 4));
         sim.advance(100);
     }
 
@@ -69,7 +56,7 @@ class ReactivationResyncTest {
             put(store, gaveUp(did, RepoStatus.Status.UNAVAILABLE));
             SteadyWriter writer = writer(store, new IngestMetrics(registry));
             LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> true);
-            c.handle(accountFrame(sim.truth().seq() + 1, did, true));
+            c.handle(SimFrames.account(sim.truth().seq() + 1, did, true));
             assertTrue(c.awaitApplied(30_000));
             await(() -> c.pendingResyncs() == 0);
             c.close();
@@ -99,12 +86,12 @@ class ReactivationResyncTest {
             LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> steady[0]);
             long seq = sim.truth().seq();
             // before steady state (the bootstrap owns the rows), a failed row (the retrier's), a deactivation, no row
-            c.handle(accountFrame(++seq, dids[0], true));
+            c.handle(SimFrames.account(++seq, dids[0], true));
             assertTrue(c.awaitApplied(30_000));
             steady[0] = true;
-            c.handle(accountFrame(++seq, dids[1], true));
-            c.handle(accountFrame(++seq, dids[2], false));
-            c.handle(accountFrame(++seq, dids[3], true));
+            c.handle(SimFrames.account(++seq, dids[1], true));
+            c.handle(SimFrames.account(++seq, dids[2], false));
+            c.handle(SimFrames.account(++seq, dids[3], true));
             assertTrue(c.awaitApplied(30_000));
             assertEquals(0, c.pendingResyncs());
             c.close();
@@ -123,25 +110,6 @@ class ReactivationResyncTest {
 
     private static RepoStatus gaveUp(String did, RepoStatus.Status status) {
         return RepoStatus.discovered(did, "", Instant.now()).status(status).lastError("RepoDeactivated").active(false);
-    }
-
-    private static byte[] accountFrame(long seq, String did, boolean active) {
-        Map<String, Object> header = new LinkedHashMap<>();
-        header.put("op", 1L);
-        header.put("t", "#account");
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("did", did);
-        body.put("time", "2026-01-01T00:00:00.000Z");
-        body.put("active", active);
-        if (!active) {
-            body.put("status", "deactivated");
-        }
-        byte[] h = DagCbor.encode(header);
-        byte[] b = DagCbor.encode(body);
-        byte[] out = java.util.Arrays.copyOf(h, h.length + b.length);
-        System.arraycopy(b, 0, out, h.length, b.length);
-        return out;
     }
 
     private SteadyWriter writer(MetaStore store, IngestMetrics metrics) throws Exception {

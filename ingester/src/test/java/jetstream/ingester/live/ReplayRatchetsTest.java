@@ -12,10 +12,8 @@ import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.UnaryOperator;
-import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.firehose.ByteSlice;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.ingester.IngestMetrics;
@@ -101,9 +99,9 @@ class ReplayRatchetsTest {
                     () -> true, UnaryOperator.identity(), new jetstream.ingester.backfill.HostnamePolicy(false), t -> {
                         throw new AssertionError(t);
                     });
-            assertTrue(c.handle(accountFrame(99)));
-            assertTrue(c.handle(accountFrame(100)));
-            assertTrue(c.handle(accountFrame(101)));
+            assertTrue(c.handle(jetstream.ingester.SimFrames.account(99, DID, true)));
+            assertTrue(c.handle(jetstream.ingester.SimFrames.account(100, DID, true)));
+            assertTrue(c.handle(jetstream.ingester.SimFrames.account(101, DID, true)));
             writer.close();
             assertEquals(2, registry.counter("jetstream_livestream_replayed_account_events_dropped_total").count());
             assertEquals(1, writer.appendedCount(), "only the account event above the hosting seq is archived");
@@ -116,21 +114,5 @@ class ReplayRatchetsTest {
 
     private static FirehoseMessage.Account account(long seq, boolean active) {
         return new FirehoseMessage.Account(seq, DID, "2026-01-01T00:00:00Z", active, active ? null : "deactivated", EMPTY);
-    }
-
-    private static byte[] accountFrame(long seq) {
-        Map<String, Object> header = new LinkedHashMap<>();
-        header.put("op", 1L);
-        header.put("t", "#account");
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("did", DID);
-        body.put("time", "2026-01-01T00:00:00.000Z");
-        body.put("active", true);
-        byte[] h = DagCbor.encode(header);
-        byte[] b = DagCbor.encode(body);
-        byte[] out = java.util.Arrays.copyOf(h, h.length + b.length);
-        System.arraycopy(b, 0, out, h.length, b.length);
-        return out;
     }
 }
