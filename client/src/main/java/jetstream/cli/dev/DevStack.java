@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +25,8 @@ import java.util.stream.Stream;
  * test, which kills and restarts single processes.
  */
 public final class DevStack implements AutoCloseable {
+    /** The pids of the processes a stack started, one "pid name" line each, in its data directory. */
+    static final String PIDS = "dev-stack.pids";
     /** The processes, in start order. */
     public static final List<String> NAMES = List.of("simulator", "ingester", "archive", "gateway-a", "gateway-b", "frontdoor");
 
@@ -126,11 +129,34 @@ public final class DevStack implements AutoCloseable {
             }
             p = pb.start();
             procs.put(name, p);
+            Files.writeString(cfg.dataDir().resolve(PIDS), p.pid() + " " + name + "\n", StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
         }
         long t0 = System.nanoTime();
         awaitReady(name, p, log);
         progress.printf("ready in %.1f s (pid %d, log %s)%n", (System.nanoTime() - t0) / 1e9, p.pid(),
                 cfg.root().relativize(log.toAbsolutePath()));
+    }
+
+    /**
+     * Kills what a previous stack on {@code dataDir} left running (its JVM died without closing it,
+     * e.g. a test run interrupted): processes still alive from the pids it recorded, if they are Java
+     * processes. Two stacks on one data directory would be two writers of one archive.
+     */
+    public static void stopLeftovers(Path dataDir) throws IOException, InterruptedException {
+        Path pids = dataDir.resolve(PIDS);
+        if (!Files.exists(pids)) {
+            return;
+        }
+        for (String line : Files.readAllLines(pids)) {
+            String[] f = line.split(" ", 2);
+            java.util.Optional<ProcessHandle> h = ProcessHandle.of(Long.parseLong(f[0]));
+            if (h.isPresent() && h.get().isAlive() && h.get().info().command().orElse("").contains("java")) {
+                h.get().destroyForcibly();
+                h.get().onExit().orTimeout(30, TimeUnit.SECONDS).exceptionally(t -> null).join();
+            }
+        }
+        Files.delete(pids);
     }
 
     /** {@code kill -9} of one process (the system test's crash). */

@@ -76,6 +76,7 @@ class ClientFaultsSystemTest {
         Path root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "ingester", "archive-server", "fanout-gateway");
         Path data = root.resolve("client/target/client-faults-test");
+        DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);
         int front = SystemTest.freeRun(1);

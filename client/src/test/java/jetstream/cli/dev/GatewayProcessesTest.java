@@ -113,6 +113,7 @@ class GatewayProcessesTest {
         Path root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "simulator", "ingester", "fanout-gateway");
         Path data = root.resolve("client/target/gateway-processes-test");
+        DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(7);
         Map<String, Map<String, String>> env = Map.of("ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s",

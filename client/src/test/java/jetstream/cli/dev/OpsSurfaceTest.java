@@ -65,6 +65,7 @@ class OpsSurfaceTest {
         root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "simulator", "ingester", "archive-server", "fanout-gateway");
         Path data = root.resolve("client/target/ops-test");
+        DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);
         int front = SystemTest.freeRun(1);

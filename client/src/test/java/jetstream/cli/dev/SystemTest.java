@@ -92,6 +92,7 @@ class SystemTest {
         long started = System.nanoTime();
 
         Path data = root.resolve("client/target/system-test");
+        DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = freeRun(6);
         int front = freeRun(1);
