@@ -138,7 +138,7 @@ class ChainBreakResyncTest {
             busy = breakTheChainThenKeepCommitting(c, answerAtOnce);
             beforeAnswer.accept(c);
             gate.countDown();
-            await(() -> c.pendingResyncs() == 0);
+            Await.until(() -> c.pendingResyncs() == 0);
             assertEquals(0, c.heldEvents());
             c.close();
             writer.close();
@@ -170,7 +170,7 @@ class ChainBreakResyncTest {
             LiveConsumer c = consumer(store, writer, metrics);
             assertEquals(1, c.pendingResyncs(), "recovered from the metadata store");
             c.start();
-            await(() -> c.pendingResyncs() == 0);
+            Await.until(() -> c.pendingResyncs() == 0);
             c.close();
             writer.close();
             assertTrue(store.page("sync/held/", null, 10_000).isEmpty());
@@ -209,7 +209,7 @@ class ChainBreakResyncTest {
             if (answerAtOnce && skipped && gate.getCount() > 0) {
                 assertTrue(requested.await(30, TimeUnit.SECONDS), "the chain break fetched the repository");
                 gate.countDown();
-                await(() -> c.pendingResyncs() == 0);
+                Await.until(() -> c.pendingResyncs() == 0);
             }
         }
         assertTrue(skipped && seen > 4, "the busy repository commits after the break: " + seen);
@@ -255,11 +255,4 @@ class ChainBreakResyncTest {
                 });
     }
 
-    private static void await(BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!done.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertTrue(done.getAsBoolean(), "timed out");
-    }
 }

@@ -58,7 +58,7 @@ class ReactivationResyncTest {
             LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> true);
             c.handle(SimFrames.account(sim.truth().seq() + 1, did, true));
             assertTrue(c.awaitApplied(30_000));
-            await(() -> c.pendingResyncs() == 0);
+            Await.until(() -> c.pendingResyncs() == 0);
             c.close();
             writer.close();
             RepoStatus row = RepoStatus.parse(did, store.get(RepoStatus.key(did)));
@@ -128,11 +128,4 @@ class ReactivationResyncTest {
                 });
     }
 
-    private static void await(BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!done.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertTrue(done.getAsBoolean(), "timed out");
-    }
 }
