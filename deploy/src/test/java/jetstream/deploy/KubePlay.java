@@ -37,11 +37,16 @@ final class KubePlay {
     final Map<String, String> probes = new LinkedHashMap<>();
 
     KubePlay(int base, String version, boolean bootstrap) {
+        this(base, version, bootstrap, List.of());
+    }
+
+    /** {@code simulatorArgs}: extra simulator flags, e.g. a fault knob that holds the bootstrap open. */
+    KubePlay(int base, String version, boolean bootstrap, List<String> simulatorArgs) {
         this.base = base;
         this.version = version;
         Rendered r = Rendered.of(RELEASE, "default", Optional.of(valuesFile()));
         objects.add(r.all(PersistentVolumeClaim.class).get(0));
-        objects.add(simulator(bootstrap));
+        objects.add(simulator(simulatorArgs));
         StatefulSet ingester = r.all(StatefulSet.class).get(0);
         objects.add(pod(r, ingester.getMetadata().getName(), ingester.getSpec().getTemplate(), INGESTER, INGESTER_MGMT,
                 bootstrap ? Map.of("JETSTREAM_INGEST_START_STEADY", "false") : Map.of()));
@@ -97,9 +102,10 @@ final class KubePlay {
         return "127.0.0.1:" + (base + offset);
     }
 
-    private Pod simulator(boolean bootstrap) {
+    private Pod simulator(List<String> extraArgs) {
         List<String> args = new ArrayList<>(List.of("--profile", "demo", "--bind-host", "127.0.0.1",
                 "--port", Integer.toString(base + SIM)));
+        args.addAll(extraArgs);
         return new PodBuilder().withNewMetadata().withName(RELEASE + "-simulator")
                 .addToLabels("app.kubernetes.io/component", "simulator").endMetadata()
                 .withNewSpec().withHostNetwork(true).withRestartPolicy("Always")
