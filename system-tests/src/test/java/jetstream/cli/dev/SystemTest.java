@@ -91,7 +91,7 @@ class SystemTest {
         Random rnd = new Random(seed);
         long started = System.nanoTime();
 
-        Path data = root.resolve("client/target/system-test");
+        Path data = root.resolve("system-tests/target/system-test");
         DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = freeRun(6);

@@ -240,12 +240,12 @@ public final class DevCommand {
         });
     }
 
-    /** The checkout this CLI was built from: {@code <root>/client/target/classes} is on the class path. */
+    /** The checkout this CLI was built from: it runs from {@code <root>/cli/target/jetstream-cli.jar} (or {@code classes}). */
     static Path repoRoot() {
         try {
             Path here = Path.of(DevCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             for (Path p = here; p != null; p = p.getParent()) {
-                if (Files.exists(p.resolve("client/pom.xml")) && Files.exists(p.resolve("jetstream"))) {
+                if (Files.exists(p.resolve("cli/pom.xml")) && Files.exists(p.resolve("jetstream"))) {
                     return p;
                 }
             }

@@ -75,7 +75,7 @@ class ClientFaultsSystemTest {
     void backfillThenLiveIsExactUnderFaultsAndFoldsToGroundTruth() throws Exception {
         Path root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "ingester", "archive-server", "fanout-gateway");
-        Path data = root.resolve("client/target/client-faults-test");
+        Path data = root.resolve("system-tests/target/client-faults-test");
         DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);

@@ -112,7 +112,7 @@ class GatewayProcessesTest {
         long t0 = System.nanoTime();
         Path root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "simulator", "ingester", "fanout-gateway");
-        Path data = root.resolve("client/target/gateway-processes-test");
+        Path data = root.resolve("system-tests/target/gateway-processes-test");
         DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(7);

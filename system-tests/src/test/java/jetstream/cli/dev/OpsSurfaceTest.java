@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Timeout;
  * archive-server sampling every 200 ms, two gateways, front door) with two live subscribers.
  * <ul>
  *   <li>The status page rendered by headless Chromium: a screenshot is saved under
- *   {@code client/target/ops-artifacts/}, the four charts are present and drawn from samples,
+ *   {@code system-tests/target/ops-artifacts/}, the four charts are present and drawn from samples,
  *   gateways and subscribers appear, and every value shown equals {@code /status.json} of the same
  *   snapshot number. Skipped, with the reason, when no Chromium is installed.</li>
  *   <li>Every {@code jetstream_*} name in the Grafana dashboard and the alert rules is a series a
@@ -64,7 +64,7 @@ class OpsSurfaceTest {
     static void startDemo() throws Exception {
         root = Path.of("").toAbsolutePath().getParent();
         SystemTest.requirePackaged(root, "simulator", "ingester", "archive-server", "fanout-gateway");
-        Path data = root.resolve("client/target/ops-test");
+        Path data = root.resolve("system-tests/target/ops-test");
         DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(6);
@@ -146,7 +146,7 @@ class OpsSurfaceTest {
         String chromium = chromium();
         Assumptions.assumeTrue(chromium != null, "headless Chromium is not installed (Debian: apt-get install -y chromium;"
                 + " .ci/run installs it when it can): the browser check of the status page is skipped");
-        Path artifacts = Files.createDirectories(root.resolve("client/target/ops-artifacts"));
+        Path artifacts = Files.createDirectories(root.resolve("system-tests/target/ops-artifacts"));
         Path profile = Files.createTempDirectory(artifacts, "chromium-profile");
         String url = cfg.frontUrl() + "/status";
 
