@@ -6,10 +6,9 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.Callable;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.client.Batch;
 import jetstream.client.Event;
@@ -21,6 +20,9 @@ import jetstream.client.PlanPage;
 import jetstream.client.XrpcException;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The network commands of the CLI, on top of the client library: {@code subscribe} (live, or from a
@@ -29,12 +31,6 @@ import jetstream.wire.WireEvent;
  * name and message are shown), 2 bad arguments, hosts or filters.
  */
 final class ClientCommands {
-    static final String SUBSCRIBE_USAGE = "subscribe --host H [--cursor N | --after-seq N] [filters] [--out FILE|-]";
-    static final String BACKFILL_USAGE = "backfill --host H [--since-seq N] [--before-seq N --snapshot-only] [filters]";
-    static final String PLAN_USAGE = "plan --host H [--since-seq N] [--before-seq N] [filters]";
-    static final String FILTERS = "filters: --kinds a,b --collections a,b (ns.* allowed) --dids a,b; also --api-key K,"
-            + " --limit N, --quiet, --no-zstd, --concurrency N, --stripes N, --max-attempts N, --progress-every SECONDS";
-
     private final OutputStream stdout;
     private final PrintStream stderr;
     private final boolean tty;
@@ -49,164 +45,77 @@ final class ClientCommands {
         return new ClientCommands(System.out, System.err, System.console() != null);
     }
 
-    /** Parsed flags shared by the three commands. */
-    private static final class Args {
-        String host;
-        final List<String> kinds = new ArrayList<>();
-        final List<String> collections = new ArrayList<>();
-        final List<String> dids = new ArrayList<>();
+    @Command(name = "subscribe", mixinStandardHelpOptions = true,
+            description = "stream events as v2 JSON lines: live, from a cursor, or archive-then-live")
+    static final class Subscribe implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+
+        @Option(names = "--cursor", paramLabel = "N", converter = ClientOptions.NonNegative.class,
+                description = "live from this cursor (a seq or a unix-microsecond time)")
         Long cursor;
+
+        @Option(names = "--after-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
+                description = "the archive after seq N, then live")
         Long afterSeq;
+
+        @Override
+        public Integer call() throws Exception {
+            if (cursor != null && afterSeq != null) {
+                throw new Main.UsageException("--cursor (live) and --after-seq (backfill then live) exclude each other");
+            }
+            return system().stream("subscribe", o, o.options(afterSeq, null, false, cursor));
+        }
+    }
+
+    @Command(name = "backfill", mixinStandardHelpOptions = true,
+            description = "download the archive for a filter (then follow live unless --snapshot-only)")
+    static final class Backfill implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
+
+        @Option(names = "--since-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class, defaultValue = "0",
+                description = "start after seq N (default ${DEFAULT-VALUE}: the whole archive)")
+        long sinceSeq;
+
+        @Option(names = "--before-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
+                description = "stop before seq N (with --snapshot-only)")
         Long beforeSeq;
+
+        @Option(names = "--snapshot-only", description = "the archive only, no live tail")
         boolean snapshotOnly;
-        String out = "-";
-        String apiKey;
-        long limit = Long.MAX_VALUE;
-        boolean quiet;
-        boolean zstd = true;
-        Integer concurrency;
-        Integer stripes;
-        Integer attempts;
-        long progressMillis = 5000;
 
-        static Args parse(String[] argv, List<String> allowed) throws Main.UsageException {
-            Args a = new Args();
-            for (int i = 0; i < argv.length; i++) {
-                String f = argv[i];
-                if (!f.startsWith("--") || !allowed.contains(f)) {
-                    throw new Main.UsageException("unknown option " + f);
-                }
-                switch (f) {
-                    case "--quiet" -> a.quiet = true;
-                    case "--no-zstd" -> a.zstd = false;
-                    case "--snapshot-only" -> a.snapshotOnly = true;
-                    default -> {
-                        if (i + 1 == argv.length) {
-                            throw new Main.UsageException(f + " needs a value");
-                        }
-                        String v = argv[++i];
-                        switch (f) {
-                            case "--host" -> a.host = v;
-                            case "--kinds" -> a.kinds.addAll(list(v));
-                            case "--collections" -> a.collections.addAll(list(v));
-                            case "--dids" -> a.dids.addAll(list(v));
-                            case "--cursor" -> a.cursor = number(f, v);
-                            case "--after-seq", "--since-seq" -> a.afterSeq = number(f, v);
-                            case "--before-seq" -> a.beforeSeq = number(f, v);
-                            case "--out" -> a.out = v;
-                            case "--api-key" -> a.apiKey = v;
-                            case "--limit" -> a.limit = number(f, v);
-                            case "--concurrency" -> a.concurrency = (int) number(f, v);
-                            case "--stripes" -> a.stripes = (int) number(f, v);
-                            case "--max-attempts" -> a.attempts = (int) number(f, v);
-                            case "--progress-every" -> a.progressMillis = Math.max(1, (long) (decimal(f, v) * 1000));
-                            default -> throw new Main.UsageException("unknown option " + f);
-                        }
-                    }
-                }
-            }
-            if (a.host == null) {
-                throw new Main.UsageException("--host is required");
-            }
-            return a;
-        }
-
-        private static List<String> list(String v) {
-            List<String> out = new ArrayList<>();
-            for (String s : v.split(",")) {
-                if (!s.isBlank()) {
-                    out.add(s.strip());
-                }
-            }
-            return out;
-        }
-
-        private static long number(String flag, String v) throws Main.UsageException {
-            try {
-                long n = Long.parseLong(v);
-                if (n < 0) {
-                    throw new NumberFormatException();
-                }
-                return n;
-            } catch (NumberFormatException e) {
-                throw new Main.UsageException(flag + " must be a non-negative integer, not '" + v + "'");
-            }
-        }
-
-        private static double decimal(String flag, String v) throws Main.UsageException {
-            try {
-                return Double.parseDouble(v);
-            } catch (NumberFormatException e) {
-                throw new Main.UsageException(flag + " must be a number, not '" + v + "'");
-            }
-        }
-
-        Options options() throws Main.UsageException {
-            Options.Builder b = Options.builder().kinds(kinds).collections(collections).dids(dids).zstd(zstd);
-            if (afterSeq != null) {
-                b.afterSeq(afterSeq);
-            }
-            if (beforeSeq != null) {
-                b.beforeSeq(beforeSeq);
-            }
-            if (snapshotOnly) {
-                b.snapshotOnly();
-            }
-            if (cursor != null) {
-                b.liveCursor(cursor);
-            }
-            if (apiKey != null) {
-                b.apiKey(apiKey);
-            }
-            if (concurrency != null) {
-                b.downloadConcurrency(concurrency);
-            }
-            if (stripes != null) {
-                b.segmentStripes(stripes);
-            }
-            if (attempts != null) {
-                b.maxDownloadAttempts(attempts);
-            }
-            try {
-                return b.build();
-            } catch (IllegalArgumentException e) {
-                throw new Main.UsageException(e.getMessage());
-            }
+        @Override
+        public Integer call() throws Exception {
+            return system().stream("backfill", o, o.options(sinceSeq, beforeSeq, snapshotOnly, null));
         }
     }
 
-    private static final List<String> COMMON = List.of("--host", "--kinds", "--collections", "--dids", "--out",
-            "--api-key", "--limit", "--quiet", "--no-zstd", "--concurrency", "--stripes", "--max-attempts",
-            "--progress-every");
+    @Command(name = "plan", mixinStandardHelpOptions = true,
+            description = "print the planSnapshot work units (one JSON line per segment entry)")
+    static final class Plan implements Callable<Integer> {
+        @Mixin
+        ClientOptions o;
 
-    private static List<String> with(String... more) {
-        List<String> l = new ArrayList<>(COMMON);
-        l.addAll(Arrays.asList(more));
-        return l;
-    }
+        @Option(names = "--since-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class, defaultValue = "0",
+                description = "plan after seq N (default ${DEFAULT-VALUE})")
+        long sinceSeq;
 
-    int subscribe(String[] argv) throws Main.UsageException, IOException {
-        Args a = Args.parse(argv, with("--cursor", "--after-seq"));
-        if (a.cursor != null && a.afterSeq != null) {
-            throw new Main.UsageException("--cursor (live) and --after-seq (backfill then live) exclude each other");
+        @Option(names = "--before-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
+                description = "plan before seq N")
+        Long beforeSeq;
+
+        @Override
+        public Integer call() throws Exception {
+            return system().plan(o, o.options(sinceSeq, beforeSeq, beforeSeq != null, null));
         }
-        return stream("subscribe", a);
     }
 
-    int backfill(String[] argv) throws Main.UsageException, IOException {
-        Args a = Args.parse(argv, with("--since-seq", "--before-seq", "--snapshot-only"));
-        if (a.afterSeq == null) {
-            a.afterSeq = 0L;
-        }
-        return stream("backfill", a);
-    }
-
-    private int stream(String name, Args a) throws Main.UsageException, IOException {
-        Options o = a.options();
+    private int stream(String name, ClientOptions a, Options o) throws Main.UsageException, IOException {
         JetstreamClient client = open(a.host, o);
         OutputStream sink = a.out.equals("-") ? stdout : Files.newOutputStream(Path.of(a.out));
         long written = 0;
-        Progress progress = new Progress(stderr, tty, a.quiet, a.progressMillis, name, client::stats);
+        Progress progress = new Progress(stderr, tty, a.quiet, a.progressMillis(), name, client::stats);
         try (OutputStream w = new BufferedOutputStream(sink, 1 << 16)) {
             JsonBuffer line = new JsonBuffer(4096);
             WireEvent scratch = new WireEvent();
@@ -252,15 +161,7 @@ final class ClientCommands {
         }
     }
 
-    int plan(String[] argv) throws Main.UsageException, IOException {
-        Args a = Args.parse(argv, with("--since-seq", "--before-seq"));
-        if (a.afterSeq == null) {
-            a.afterSeq = 0L;
-        }
-        if (a.beforeSeq != null) {
-            a.snapshotOnly = true;
-        }
-        Options o = a.options();
+    int plan(ClientOptions a, Options o) throws Main.UsageException, IOException {
         List<PlanPage> pages;
         try {
             pages = Jetstream.plan(a.host, o);

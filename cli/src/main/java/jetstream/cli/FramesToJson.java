@@ -11,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.Callable;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.Drop;
@@ -21,6 +22,9 @@ import jetstream.atproto.json.JsonBuffer;
 import jetstream.wire.V1Json;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code frames-to-json --wire v1|v2 FILE}: reads a relay frame capture ({@code [u32 LE length][frame]...})
@@ -29,34 +33,26 @@ import jetstream.wire.WireEvent;
  * validation drops are reported on stderr and skipped; a summary line ends stderr. Exit 0 unless the
  * file cannot be read.
  */
-final class FramesToJson {
-    static final String USAGE = "frames-to-json --wire v1|v2 FILE";
+@Command(name = "frames-to-json", mixinStandardHelpOptions = true,
+        description = "print a relay frame capture ([u32 LE length][frame]...) as v1 or v2 event JSON lines")
+final class FramesToJson implements Callable<Integer> {
+    /** The two wires: v1 (the Go reference's JSON) and v2. */
+    enum Wire { v1, v2 }
 
-    int run(String[] args, OutputStream stdout, PrintStream stderr) throws Main.UsageException, IOException {
-        String wire = null;
-        String file = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--wire")) {
-                if (i + 1 == args.length) {
-                    throw new Main.UsageException("--wire needs a value");
-                }
-                wire = args[++i];
-            } else if (args[i].startsWith("-")) {
-                throw new Main.UsageException("unknown option " + args[i]);
-            } else if (file == null) {
-                file = args[i];
-            } else {
-                throw new Main.UsageException("only one FILE");
-            }
-        }
-        if (wire == null || file == null) {
-            throw new Main.UsageException("--wire and FILE are required");
-        }
-        if (!wire.equals("v1") && !wire.equals("v2")) {
-            throw new Main.UsageException("--wire must be v1 or v2, not " + wire);
-        }
-        try (InputStream in = new BufferedInputStream(Files.newInputStream(Path.of(file)))) {
-            convert(in, wire.equals("v1"), stdout, stderr);
+    @Option(names = "--wire", required = true, paramLabel = "v1|v2", description = "the JSON to print: ${COMPLETION-CANDIDATES}")
+    Wire wire;
+
+    @Parameters(paramLabel = "FILE", description = "the frame capture")
+    Path file;
+
+    @Override
+    public Integer call() throws IOException {
+        return run(file, wire == Wire.v1, System.out, System.err);
+    }
+
+    static int run(Path file, boolean v1, OutputStream stdout, PrintStream stderr) throws IOException {
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(file))) {
+            convert(in, v1, stdout, stderr);
         } catch (NoSuchFileException e) {
             stderr.println("jetstream frames-to-json: no such file: " + file);
             return 1;

@@ -1,97 +1,105 @@
 package jetstream.cli;
 
-import java.io.PrintStream;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import jetstream.config.BuildInfo;
+import picocli.AutoComplete;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
- * The single entry point of the {@code jetstream} command line. Every subcommand of the project is
- * registered here and nowhere else; the {@code ./jetstream} launcher at the repository root runs it.
+ * The single entry point of the {@code jetstream} command line. Every subcommand of the project is listed in
+ * the {@link Command} annotation below and nowhere else; the {@code ./jetstream} launcher at the repository root
+ * runs it. picocli parses the arguments and generates each command's help. Exit status: 0 done, 1 the work
+ * failed (the reason on one line, never a stack trace), 2 a usage error (the message, then that command's usage).
  */
-public final class Main {
-
-    /** A subcommand: returns the process exit code. */
-    @FunctionalInterface
-    interface Command {
-        int run(String[] args) throws Exception;
-    }
-
-    private record Entry(String usage, String summary, Command command) {}
-
-    private static final Map<String, Entry> COMMANDS = new LinkedHashMap<>();
-
-    static {
-        register("help", "help", "list the commands", args -> {
-            usage(System.out);
-            return 0;
-        });
-        register("frames-to-json", FramesToJson.USAGE,
-                "print a relay frame capture ([u32 LE length][frame]...) as v1 or v2 event JSON lines",
-                args -> new FramesToJson().run(args, System.out, System.err));
-        register("inspect", "inspect <segment-file> [--dids]",
-                "show a segment's header, blocks, collections and DIDs (active or sealed)", SegmentCommands::inspect);
-        register("verify", "verify <segment-file|dir>...",
-                "check segment files end to end; non-zero exit if any is bad", SegmentCommands::verify);
-        register("dev", jetstream.cli.dev.DevCommand.USAGE,
-                "run the whole system locally (simulator, ingester, archive, 2 gateways, front door)",
-                args -> new jetstream.cli.dev.DevCommand(System.out).run(args));
-        register("frontdoor", "frontdoor --archive host:port --gateway host:port [--gateway ...] [--ingester host:port] [--addr 127.0.0.1:6008]",
-                "one address for everything: routes by path to the gateways, the archive-server and (imports) the ingester",
-                jetstream.cli.dev.FrontDoor::main);
-
-        register("subscribe", ClientCommands.SUBSCRIBE_USAGE,
-                "stream events as v2 JSON lines: live, from a cursor, or archive-then-live", args -> ClientCommands.system().subscribe(args));
-        register("backfill", ClientCommands.BACKFILL_USAGE,
-                "download the archive for a filter (then follow live unless --snapshot-only)", args -> ClientCommands.system().backfill(args));
-        register("plan", ClientCommands.PLAN_USAGE,
-                "print the planSnapshot work units (one JSON line per segment entry)", args -> ClientCommands.system().plan(args));
-    }
-
-    private static void register(String name, String usage, String summary, Command command) {
-        COMMANDS.put(name, new Entry(usage, summary, command));
-    }
-
-    private Main() {}
+@Command(name = "jetstream", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Archive and live stream of the atproto network: client, segment tools and the local dev stack.",
+        commandListHeading = "%nCommands:%n",
+        footer = {"", "Run 'jetstream help COMMAND' or 'jetstream COMMAND --help' for a command's options."},
+        subcommands = {
+            CommandLine.HelpCommand.class,
+            ClientCommands.Subscribe.class,
+            ClientCommands.Backfill.class,
+            ClientCommands.Plan.class,
+            StatusCommand.class,
+            SegmentCommands.Inspect.class,
+            SegmentCommands.Verify.class,
+            FramesToJson.class,
+            jetstream.cli.dev.DevCommand.class,
+            jetstream.cli.dev.FrontDoorCommand.class,
+            AutoComplete.GenerateCompletion.class,
+        })
+public final class Main implements Runnable {
+    @Spec
+    CommandSpec spec;
 
     public static void main(String[] args) {
         System.exit(run(args));
     }
 
+    /** Runs one command line; returns the exit status. */
     static int run(String[] args) {
-        if (args.length == 0) {
-            usage(System.err);
-            return 2;
+        return commandLine().execute(args);
+    }
+
+    /** The command tree with this project's error handling (also what shell completion is generated from). */
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.getSubcommands().get("generate-completion").getCommandSpec().usageMessage()
+                .description("print a bash/zsh completion script: source <(./jetstream generate-completion)");
+        cl.setParameterExceptionHandler((ex, args) -> usageError(ex.getCommandLine(), ex.getMessage()));
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> ex instanceof UsageException
+                ? usageError(cmd, ex.getMessage())
+                : failed(cmd, ex));
+        return cl;
+    }
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "missing command");
+    }
+
+    private static int usageError(CommandLine cmd, String message) {
+        PrintWriter err = cmd.getErr();
+        err.println(name(cmd) + ": " + message);
+        cmd.usage(err);
+        return 2;
+    }
+
+    /** The work failed: one line naming the reason; the stack trace is not for the user. */
+    private static int failed(CommandLine cmd, Exception ex) {
+        String reason;
+        if (ex instanceof NoSuchFileException e) {
+            reason = "no such file: " + e.getFile();
+        } else if (ex instanceof AccessDeniedException e) {
+            reason = "permission denied: " + e.getFile();
+        } else {
+            reason = ex.getMessage() == null ? ex.getClass().getSimpleName() : ex.getMessage();
         }
-        Entry entry = COMMANDS.get(args[0]);
-        if (entry == null) {
-            System.err.println("jetstream: unknown command '" + args[0] + "'");
-            usage(System.err);
-            return 2;
-        }
-        try {
-            return entry.command.run(Arrays.copyOfRange(args, 1, args.length));
-        } catch (UsageException e) {
-            System.err.println("jetstream " + args[0] + ": " + e.getMessage());
-            System.err.println("usage: jetstream " + entry.usage);
-            return 2;
-        } catch (Exception e) {
-            System.err.println("jetstream " + args[0] + ": " + e);
-            return 1;
+        cmd.getErr().println(name(cmd) + ": " + reason);
+        return 1;
+    }
+
+    private static String name(CommandLine cmd) {
+        return cmd.getCommandSpec().qualifiedName();
+    }
+
+    /** {@code jetstream --version}: the build's version and commit. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            BuildInfo b = BuildInfo.current();
+            return new String[] {"jetstream " + b.version() + " (commit " + b.commit() + ", built " + b.date() + ")"};
         }
     }
 
-    private static void usage(PrintStream out) {
-        out.println("usage: jetstream <command> [args]");
-        out.println();
-        for (Entry e : COMMANDS.values()) {
-            out.printf("  %-40s %s%n", e.usage, e.summary);
-        }
-        out.println();
-        out.println("  " + ClientCommands.FILTERS);
-    }
-
-    /** Thrown by a command whose arguments are wrong; the launcher prints its usage line. */
+    /** Thrown by a command whose arguments are wrong in a way the parser cannot see; exit status 2 with usage. */
     static final class UsageException extends Exception {
         private static final long serialVersionUID = 1L;
 

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockFraming;
 import jetstream.segment.BlockIndexEntry;
@@ -22,29 +23,43 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.SegmentVerifier;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /** {@code jetstream inspect} and {@code jetstream verify}: look inside and check segment files. */
 final class SegmentCommands {
     private SegmentCommands() {}
 
-    /** {@code inspect <file> [--dids]}: header, blocks, collections, DIDs and compression of one file. */
-    static int inspect(String[] args) throws Exception {
-        Path file = null;
-        boolean listDids = false;
-        for (String a : args) {
-            if (a.equals("--dids")) {
-                listDids = true;
-            } else if (a.startsWith("-")) {
-                throw new Main.UsageException("unknown option " + a);
-            } else if (file == null) {
-                file = Path.of(a);
-            } else {
-                throw new Main.UsageException("one file at a time");
-            }
+    @Command(name = "inspect", mixinStandardHelpOptions = true,
+            description = "show a segment's header, blocks, collections and DIDs (active or sealed)")
+    static final class Inspect implements Callable<Integer> {
+        @Parameters(paramLabel = "SEGMENT_FILE", description = "a sealed or active segment file")
+        Path file;
+
+        @Option(names = "--dids", description = "list the DIDs too")
+        boolean dids;
+
+        @Override
+        public Integer call() throws IOException {
+            return inspect(file, dids);
         }
-        if (file == null) {
-            throw new Main.UsageException("missing file");
+    }
+
+    @Command(name = "verify", mixinStandardHelpOptions = true,
+            description = "check segment files end to end; exit status 1 if any is bad")
+    static final class Verify implements Callable<Integer> {
+        @Parameters(arity = "1..*", paramLabel = "SEGMENT_FILE|DIR", description = "files, or directories of segments")
+        List<Path> paths;
+
+        @Override
+        public Integer call() throws IOException {
+            return verify(paths);
         }
+    }
+
+    /** Header, blocks, collections, DIDs and compression of one file. */
+    static int inspect(Path file, boolean listDids) throws IOException {
         PrintStream out = System.out;
         byte[] head = new byte[12];
         try (FileChannel ch = FileChannel.open(file)) {
@@ -199,14 +214,10 @@ final class SegmentCommands {
      * is the highest-index file of its directory (the only place an active file may be). Exit 0
      * when all pass; 1 with a one-line reason per bad file otherwise.
      */
-    static int verify(String[] args) throws Exception {
-        if (args.length == 0) {
-            throw new Main.UsageException("missing file or directory");
-        }
+    static int verify(List<Path> paths) throws IOException {
         int bad = 0;
         int total = 0;
-        for (String a : args) {
-            Path p = Path.of(a);
+        for (Path p : paths) {
             List<Path> files = new ArrayList<>();
             if (Files.isDirectory(p)) {
                 for (SegmentName.Entry e : SegmentName.scan(p)) {

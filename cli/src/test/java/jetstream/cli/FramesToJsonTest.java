@@ -30,12 +30,12 @@ class FramesToJsonTest {
 
     private record Run(int exit, List<String> stdout, String stderr) {}
 
-    private static Run run(String... args) throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = new FramesToJson().run(args, out, new PrintStream(err, true, StandardCharsets.UTF_8));
-        String text = out.toString(StandardCharsets.UTF_8);
-        return new Run(exit, text.isEmpty() ? List.of() : Arrays.asList(text.split("\n")), err.toString(StandardCharsets.UTF_8));
+    private static Run run(String... args) {
+        String[] all = new String[args.length + 1];
+        all[0] = "frames-to-json";
+        System.arraycopy(args, 0, all, 1, args.length);
+        CliRun r = CliRun.of(all);
+        return new Run(r.exit(), r.lines(), r.err());
     }
 
     @Test

@@ -33,7 +33,7 @@ class LauncherIT {
 
         Result r = run(path, "help");
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.toLowerCase(java.util.Locale.ROOT).startsWith("usage: jetstream"), r.out);
+        assertTrue(r.out.startsWith("Usage: jetstream"), r.out);
         for (String command : List.of("subscribe", "backfill", "plan", "inspect", "verify", "frames-to-json", "dev",
                 "frontdoor")) {
             assertTrue(r.out.contains(command), "help lists " + command + ":\n" + r.out);

@@ -120,8 +120,7 @@ class SegmentCommandsTest {
         CliRun missing = CliRun.of("verify", dir.resolve("nope.jss").toString());
         assertEquals(1, missing.exit());
         assertTrue(missing.out().contains("FAIL IO:"), missing.out());
-        CliRun help = CliRun.of("help");
-        assertTrue(help.out().contains("inspect <segment-file> [--dids]"), help.out());
-        assertTrue(help.out().contains("verify <segment-file|dir>..."), help.out());
+        assertTrue(CliRun.of("help", "inspect").out().startsWith("Usage: jetstream inspect [-hV] [--dids] SEGMENT_FILE"));
+        assertTrue(CliRun.of("help", "verify").out().startsWith("Usage: jetstream verify [-hV] SEGMENT_FILE|DIR..."));
     }
 }

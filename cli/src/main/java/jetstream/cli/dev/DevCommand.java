@@ -11,73 +11,80 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code jetstream dev up|down|reset}: the one-command demo. {@code up} builds what is stale, starts
  * the {@link DevStack} in the foreground and stops it on Ctrl-C; {@code down} stops a stack started
  * elsewhere through its pid file; {@code reset} is down plus deleting the data directory.
  */
-public final class DevCommand {
-    public static final String USAGE = "dev up|down|reset [--port 6008] [--base-port 6100] [--host 127.0.0.1] "
-            + "[--data-dir ./data-dev] [--profile demo] [--sim <flag> <value>]...";
+@Command(name = "dev", mixinStandardHelpOptions = true,
+        description = "run the whole system locally (simulator, ingester, archive, 2 gateways, front door)")
+public final class DevCommand implements Callable<Integer> {
     static final String PID_FILE = "dev-stack.pid";
 
+    /** What {@code dev} does with the stack of the data directory. */
+    enum Action { up, down, reset }
+
+    @Parameters(index = "0", paramLabel = "ACTION", description = "${COMPLETION-CANDIDATES}: start in the foreground, "
+            + "stop one started elsewhere, stop and delete the data directory")
+    Action action;
+
+    @Option(names = "--port", paramLabel = "PORT", defaultValue = "6008", description = "the front door (default ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--base-port", paramLabel = "PORT", defaultValue = "6100",
+            description = "the services listen from here up (default ${DEFAULT-VALUE})")
+    int base;
+
+    @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "bind address (default ${DEFAULT-VALUE})")
+    String host;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "data and logs (default <checkout>/data-dev)")
+    Path dataDir;
+
+    @Option(names = "--profile", paramLabel = "NAME", defaultValue = "demo", description = "the simulator's profile (default ${DEFAULT-VALUE})")
+    String profile;
+
+    @Option(names = "--sim", arity = "2", paramLabel = "FLAG VALUE", hideParamSyntax = true, description = "one more simulator flag, repeatable")
+    List<String> simFlags = new ArrayList<>();
+
     private final PrintStream out;
+
+    public DevCommand() {
+        this(System.out);
+    }
 
     public DevCommand(PrintStream out) {
         this.out = out;
     }
 
-    public int run(String[] args) throws Exception {
-        if (args.length == 0) {
-            throw new IllegalArgumentException("missing action: up, down or reset");
-        }
+    @Override
+    public Integer call() throws Exception {
         Path root = repoRoot();
-        String host = "127.0.0.1";
-        int port = 6008;
-        int base = 6100;
-        Path data = root.resolve("data-dev");
-        String profile = "demo";
-        List<String> simArgs = new ArrayList<>();
-        for (int i = 1; i < args.length; i++) {
-            String a = args[i];
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(a + " needs a value");
-            }
-            String v = args[++i];
-            switch (a) {
-                case "--port" -> port = Integer.parseInt(v);
-                case "--base-port" -> base = Integer.parseInt(v);
-                case "--host" -> host = v;
-                case "--data-dir" -> data = Path.of(v).toAbsolutePath();
-                case "--profile" -> profile = v;
-                case "--sim" -> {
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException("--sim needs a flag and a value");
-                    }
-                    simArgs.add("--" + v.replaceFirst("^--", ""));
-                    simArgs.add(args[++i]);
-                }
-                default -> throw new IllegalArgumentException("unknown option " + a);
-            }
-        }
+        Path data = dataDir == null ? root.resolve("data-dev") : dataDir.toAbsolutePath();
         List<String> sim = new ArrayList<>(List.of("--profile", profile));
-        sim.addAll(simArgs);
+        for (int i = 0; i + 1 < simFlags.size(); i += 2) {
+            sim.add("--" + simFlags.get(i).replaceFirst("^--", ""));
+            sim.add(simFlags.get(i + 1));
+        }
         DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim, Map.of());
-        return switch (args[0]) {
-            case "up" -> up(cfg);
-            case "down" -> {
+        return switch (action) {
+            case up -> up(cfg);
+            case down -> {
                 down(data);
                 yield 0;
             }
-            case "reset" -> {
+            case reset -> {
                 down(data);
                 deleteTree(data);
                 out.println("dev: removed " + data);
                 yield 0;
             }
-            default -> throw new IllegalArgumentException("unknown action " + args[0] + " (up, down, reset)");
         };
     }
 
@@ -196,10 +203,15 @@ public final class DevCommand {
         try {
             long pid = Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
             return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                    .filter(p -> p.info().commandLine().map(c -> c.contains("jetstream.cli.Main")).orElse(true));
+                    .filter(p -> p.info().commandLine().map(DevCommand::isCli).orElse(true));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** A process of this CLI: the runnable jar, or the class path form the tests use. */
+    static boolean isCli(String commandLine) {
+        return commandLine.contains("jetstream-cli.jar") || commandLine.contains("jetstream.cli.Main");
     }
 
     /** Children listed in the pid file that still run a JVM (a pid reused by another program is left alone). */

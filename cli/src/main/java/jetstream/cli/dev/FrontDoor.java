@@ -290,49 +290,4 @@ public final class FrontDoor implements AutoCloseable {
     public void close() throws Exception {
         vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
-
-    /** {@code jetstream frontdoor --archive host:port --gateway host:port [--gateway ...] [--addr host:port]}. */
-    public static int main(String[] args) throws Exception {
-        String host = "127.0.0.1";
-        int port = 6008;
-        Backend archive = null;
-        Backend ingester = null;
-        List<Backend> gateways = new java.util.ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            String v = i + 1 < args.length ? args[i + 1] : null;
-            if (v == null) {
-                throw new IllegalArgumentException(a + " needs a value");
-            }
-            switch (a) {
-                case "--addr" -> {
-                    int c = v.lastIndexOf(':');
-                    host = c <= 0 ? host : v.substring(0, c);
-                    port = Integer.parseInt(v.substring(c + 1));
-                }
-                case "--archive" -> archive = Backend.parse(v);
-                case "--ingester" -> ingester = Backend.parse(v);
-                case "--gateway" -> gateways.add(Backend.parse(v));
-                default -> throw new IllegalArgumentException("unknown option " + a);
-            }
-            i++;
-        }
-        if (archive == null || gateways.isEmpty()) {
-            throw new IllegalArgumentException("--archive and at least one --gateway are required");
-        }
-        FrontDoor d = start(host, port, archive, ingester, gateways);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                d.close();
-            } catch (Exception ignored) {
-                // exiting anyway
-            }
-        }));
-        System.out.println("frontdoor: listening on http://" + host + ":" + d.port() + " (archive " + archive.host()
-                + ":" + archive.port() + (ingester == null ? "" : ", ingester " + ingester.host() + ":" + ingester.port())
-                + ", gateways " + gateways + ")");
-        System.out.flush();
-        Thread.currentThread().join();
-        return 0;
-    }
 }
