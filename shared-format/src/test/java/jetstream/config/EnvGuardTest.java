@@ -33,6 +33,13 @@ class EnvGuardTest {
         assertTrue(EnvGuard.KNOWN.size() > 40, "the reference's flags are all listed");
     }
 
+    /** The mapping read these two and the old hand-kept list refused them at startup. */
+    @Test
+    void everyMappedSettingIsAccepted() {
+        assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES", "1073741824",
+                "JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES", "33554432")));
+    }
+
     @Test
     void oneEnvironmentServesEveryProcess() {
         assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_INGEST_VERIFY", "true",
