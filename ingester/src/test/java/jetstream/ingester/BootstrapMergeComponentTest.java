@@ -49,10 +49,10 @@ class BootstrapMergeComponentTest {
     }
 
     static IngesterCore.Settings settings(Path data, String simUrl, UnaryOperator<String> route) {
-        return new IngesterCore.Settings(data, simUrl, simUrl, true, false,
-                new SegmentWriter.Config(256, 256 << 10, Duration.ofMillis(200)), 256, 64 << 20, route,
-                EngineBackfill.factory(BackfillFixture.settings(simUrl), route), RepoStatusRows::new, MergeTailCompaction.NONE,
-                false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        return IngesterCore.Settings.builder(data).upstream(simUrl, simUrl)
+                .segments(new SegmentWriter.Config(256, 256 << 10, Duration.ofMillis(200))).logBudgetBytes(64 << 20)
+                .pdsRoute(route).backfill(EngineBackfill.factory(BackfillFixture.settings(simUrl), route), RepoStatusRows::new)
+                .mergeTail(MergeTailCompaction.NONE).build();
     }
 
     @Test

@@ -48,8 +48,9 @@ class SimulatorComponentTest {
         try (Simulator sim = Simulator.start(cfg)) {
             // the dev stack's wiring: DID documents name pds-N.sim.test, the simulator lists their ports
             DevHostMap hosts = DevHostMap.load("", sim.url() + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(5));
-            IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, sim.url(), sim.url(), true,
-                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20, hosts);
+            IngesterCore.Settings s = IngesterCore.Settings.builder(data).steadyOnly()
+                    .upstream(sim.url(), sim.url()).segments(new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)))
+                    .logBudgetBytes(64 << 20).pdsRoute(hosts).build();
             List<FeedFrame.Event> archived;
             IngestMetrics metrics;
             try (IngesterCore core = IngesterCore.open(s, registry, t -> {

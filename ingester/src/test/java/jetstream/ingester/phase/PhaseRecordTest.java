@@ -61,9 +61,9 @@ class PhaseRecordTest {
 
     @Test
     void aFreshDirectoryWithoutARelayOrStartSteadyIsRefused(@TempDir Path dir) {
-        IngesterCore.Settings s = new IngesterCore.Settings(dir, "", "", false, false,
-                new SegmentWriter.Config(16, 1 << 20, Duration.ofMillis(200)), 16, 1 << 20, u -> u, null, null,
-                MergeTailCompaction.NONE, false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        IngesterCore.Settings s = IngesterCore.Settings.builder(dir).verify(false)
+                .segments(new SegmentWriter.Config(16, 1 << 20, Duration.ofMillis(200))).logBudgetBytes(1 << 20)
+                .mergeTail(MergeTailCompaction.NONE).build();
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> IngesterCore.open(s, new SimpleMeterRegistry(), t -> { }));
         assertTrue(e.getMessage().contains("JETSTREAM_INGEST_START_STEADY"), e.getMessage());
