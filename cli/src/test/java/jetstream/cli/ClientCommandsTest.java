@@ -11,12 +11,14 @@ import jetstream.client.FakeServer;
 import jetstream.client.TestArchive;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The network commands through {@link Main#run}, against the in-process fake server; stderr is not a TTY here. */
 @Timeout(60)
+@Tag("component")
 class ClientCommandsTest {
     @TempDir
     Path dir;

@@ -13,9 +13,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class FramesToJsonTest {
     private static final Pattern V1_HEAD = Pattern.compile("^\\{\"did\":\"([^\"]*)\",\"time_us\":\\d+,\"cursor\":(\\d+),");
     private static final Pattern V2_SEQ = Pattern.compile("\"seq\":(\\d+),\"time\":\"[^\"]*\"}}$");

@@ -10,9 +10,11 @@ import java.time.Duration;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class SegmentCommandsTest {
     @TempDir
     Path dir;

@@ -26,6 +26,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * equals the simulator's ground truth for every DID, per-DID order holds, the bootstrap-only
  * tree is gone and the phase keys are final.
  */
+@Tag("component")
 class BootstrapMergeComponentTest {
 
     static SimConfig simConfig(long seed) {

@@ -18,9 +18,11 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("component")
 class GracefulStopTest {
 
     @Test

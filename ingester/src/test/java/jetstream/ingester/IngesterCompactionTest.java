@@ -19,6 +19,7 @@ import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.compaction.History;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a feed reader sees the schedule, the running pass, the rewrite notices and the new watermark; the
  * archive below the watermark is exactly the survivors of the rows the reader saw.
  */
+@Tag("component")
 class IngesterCompactionTest {
 
     @Test

@@ -20,6 +20,7 @@ import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.Injection;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * fault knob on: it archives every event the relay sent, in order, with verification, and counts
  * each validation drop by reason.
  */
+@Tag("component")
 class SimulatorComponentTest {
     private static final int EVENTS = 3000;
 

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * {@link #MAX_LINES} lines except the few listed below, each with the reason it is still that long. An entry
  * that no longer applies (the file was split or removed) fails too, so the list only shrinks.
  */
+@Tag("unit")
 class SourceLayoutTest {
     static final int MAX_LINES = 500;
 

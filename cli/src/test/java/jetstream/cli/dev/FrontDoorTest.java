@@ -21,9 +21,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The front door against fake backends that say who they are: routing, WebSocket splice, rejections, failover. */
+@Tag("component")
 class FrontDoorTest {
     private Vertx vertx;
     private final List<HttpServer> servers = new ArrayList<>();

@@ -14,10 +14,12 @@ import jetstream.ingester.IngesterCore;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The persisted phase keys: fresh, first phase, reload after reopen, a foreign value, and the core's refusal. */
+@Tag("unit")
 class PhaseRecordTest {
 
     @Test

@@ -38,6 +38,7 @@ import jetstream.segment.Kind;
 import jetstream.simulator.GroundTruth;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -63,6 +64,7 @@ import org.junit.jupiter.api.Timeout;
  * every delivered row equals the archive's row, or was legally compacted away after delivery (a
  * create/update superseded by a later delivered tombstone) or lies in a registered vacancy.
  */
+@Tag("system")
 class ClientFaultsSystemTest {
     private static final PrintStream LOG = System.out;
     private static final String FILTER = "app.bsky.feed.*";

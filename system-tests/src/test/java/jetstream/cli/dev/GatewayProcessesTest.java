@@ -24,6 +24,7 @@ import jetstream.cli.dev.SessionRecorder.Frame;
 import jetstream.cli.dev.StreamChecker.Archive;
 import jetstream.cli.dev.StreamChecker.Filter;
 import jetstream.cli.dev.StreamChecker.Row;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Timeout;
  * registered vacancy (protocol rule 4).
  * </ul>
  */
+@Tag("system")
 class GatewayProcessesTest {
     private static final PrintStream LOG = System.out;
     private static final List<String> STARTED = List.of("simulator", "ingester", "gateway-a", "gateway-b");

@@ -32,6 +32,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Timeout;
  *   running service exports (scraped from each process's metrics endpoint after traffic).</li>
  * </ul>
  */
+@Tag("system")
 class OpsSurfaceTest {
     private static final PrintStream LOG = System.out;
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -11,9 +11,11 @@ import jetstream.cli.dev.StreamChecker.Archive;
 import jetstream.cli.dev.StreamChecker.Filter;
 import jetstream.cli.dev.StreamChecker.Row;
 import jetstream.feed.Vacancy;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The oracle must fail on each injected bug, and pass the correct stream it is derived from. */
+@Tag("unit")
 class StreamCheckerTest {
     private static final Filter POSTS = Filter.v1(Set.of("app.bsky.feed.post"));
 

@@ -41,6 +41,7 @@ import jetstream.client.Options;
 import jetstream.feed.VacancyFile;
 import jetstream.testing.ArchiveRows;
 import jetstream.segment.BlockView;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -70,6 +71,7 @@ import org.junit.jupiter.api.Timeout;
  * runs the long campaign (client/pom.xml: 25 kills, 150 events/s). The services must be packaged
  * first ({@code mvn -B -o -q -pl simulator,ingester,archive-server,fanout-gateway -am package -DskipTests}).
  */
+@Tag("system")
 class SystemTest {
     private static final PrintStream LOG = System.out;
     private static final ObjectMapper JSON = new ObjectMapper();

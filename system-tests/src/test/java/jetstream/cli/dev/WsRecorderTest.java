@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import jetstream.cli.dev.StreamChecker.Row;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * seq (inclusive), text and binary messages both count, v2 {@code #info} frames are not events, and
  * an unparseable message is reported instead of dropped.
  */
+@Tag("unit")
 class WsRecorderTest {
     @Test
     void reconnectsFromTheLastSeqAndRecordsV1AndV2Frames() throws Exception {
