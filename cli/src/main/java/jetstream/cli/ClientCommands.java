@@ -74,20 +74,15 @@ final class ClientCommands {
         @Mixin
         ClientOptions o;
 
-        @Option(names = "--since-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class, defaultValue = "0",
-                description = "start after seq N (default ${DEFAULT-VALUE}: the whole archive)")
-        long sinceSeq;
+        @Mixin
+        SeqWindow window;
 
-        @Option(names = "--before-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
-                description = "stop before seq N (with --snapshot-only)")
-        Long beforeSeq;
-
-        @Option(names = "--snapshot-only", description = "the archive only, no live tail")
+        @Option(names = "--snapshot-only", description = "the archive only, no live tail (needed with --before-seq)")
         boolean snapshotOnly;
 
         @Override
         public Integer call() throws Exception {
-            return system().stream("backfill", o, o.options(sinceSeq, beforeSeq, snapshotOnly, null));
+            return system().stream("backfill", o, o.options(window.sinceSeq, window.beforeSeq, snapshotOnly, null));
         }
     }
 
@@ -97,18 +92,24 @@ final class ClientCommands {
         @Mixin
         ClientOptions o;
 
-        @Option(names = "--since-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class, defaultValue = "0",
-                description = "plan after seq N (default ${DEFAULT-VALUE})")
-        long sinceSeq;
-
-        @Option(names = "--before-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
-                description = "plan before seq N")
-        Long beforeSeq;
+        @Mixin
+        SeqWindow window;
 
         @Override
         public Integer call() throws Exception {
-            return system().plan(o, o.options(sinceSeq, beforeSeq, beforeSeq != null, null));
+            return system().plan(o, o.options(window.sinceSeq, window.beforeSeq, window.beforeSeq != null, null));
         }
+    }
+
+    /** The archive window of {@code backfill} and {@code plan}. */
+    static final class SeqWindow {
+        @Option(names = "--since-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class, defaultValue = "0",
+                description = "after seq N (default ${DEFAULT-VALUE}: the whole archive)")
+        long sinceSeq;
+
+        @Option(names = "--before-seq", paramLabel = "N", converter = ClientOptions.NonNegative.class,
+                description = "before seq N")
+        Long beforeSeq;
     }
 
     private int stream(String name, ClientOptions a, Options o) throws Main.UsageException, IOException {
