@@ -72,8 +72,7 @@ final class StatusCommand implements Callable<Integer> {
                 if (last != null && tty) {
                     out.println();
                 }
-                System.err.println("jetstream status: " + uri + ": " + (e.getMessage() == null ? e.getClass().getSimpleName()
-                        : e.getMessage()));
+                System.err.println("jetstream status: " + uri + ": " + reason(e, timeout));
                 return 1;
             }
             String line = render(status);
@@ -113,6 +112,16 @@ final class StatusCommand implements Callable<Integer> {
         } catch (DecodeException | ClassCastException e) {
             throw new IOException("not a status document: " + e.getMessage());
         }
+    }
+
+    private static String reason(IOException e, Duration timeout) {
+        if (e instanceof java.net.ConnectException) {
+            return "connection refused";
+        }
+        if (e instanceof java.net.http.HttpTimeoutException) {
+            return "no answer within " + timeout.toMillis() + " ms";
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 
     /** Still worth polling: no phase reported yet, or the bootstrap or merge is running. */
