@@ -3,13 +3,10 @@ package jetstream.archive;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.netty.buffer.Unpooled;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,17 +15,14 @@ import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.feed.FeedClient;
@@ -43,7 +37,6 @@ import jetstream.planner.SegmentSummary;
 import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentLimits;
-import jetstream.segment.io.SegmentName;
 import jetstream.service.XrpcHttp;
 import org.jboss.logging.Logger;
 
@@ -57,7 +50,6 @@ import org.jboss.logging.Logger;
 public class ArchiveServer {
     private static final Logger LOG = Logger.getLogger(ArchiveServer.class);
     static final String NS = "network.bsky.jetstream.";
-    private static final int CHUNK = 4 * 1024 * 1024;
     /** Facts §9: the request-duration histogram uses the Prometheus client's default buckets. */
     private static final Duration[] HTTP_BUCKETS = java.util.stream.DoubleStream.of(
             .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
@@ -236,9 +228,9 @@ public class ArchiveServer {
 
     void routes(@Observes Router router) {
         router.route().order(-10).handler(this::timed);
-        router.route("/").handler(ctx -> page(ctx, "text/html; charset=utf-8", StatusPage.landing()));
-        router.route("/status").blockingHandler(ctx -> status(ctx, false), false);
-        router.route("/status.json").blockingHandler(ctx -> status(ctx, true), false);
+        router.route("/").handler(ctx -> StatusRoutes.page(ctx, "text/html; charset=utf-8", StatusPage.landing()));
+        router.route("/status").blockingHandler(ctx -> StatusRoutes.status(ctx, false, sampler, store), false);
+        router.route("/status.json").blockingHandler(ctx -> StatusRoutes.status(ctx, true, sampler, store), false);
         router.route("/xrpc/*").handler(this::collectBody);
         router.route("/xrpc/*").blockingHandler(this::xrpc, false);
     }
@@ -255,75 +247,6 @@ public class ArchiveServer {
                 .tag("code", Integer.toString(ctx.response().getStatusCode()))
                 .register(metrics).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS));
         ctx.next();
-    }
-
-    /**
-     * {@code /status} (HTML) and {@code /status.json}: the latest snapshot, or {@code ?snapshot=N}
-     * while it is retained; {@code account}, {@code did} or {@code handle} add an account lookup.
-     */
-    private void status(RoutingContext ctx, boolean json) {
-        try {
-            renderStatus(ctx, json);
-        } catch (RuntimeException e) {
-            // facts §5.1: a snapshot failure is a 503 with a small page, never a stack trace
-            LOG.warnf(e, "status snapshot failed");
-            if (!ctx.response().headWritten()) {
-                ctx.response().setStatusCode(503).putHeader("Cache-Control", "no-store");
-                page(ctx, "text/html; charset=utf-8",
-                        "<!doctype html><html><body><h1>status unavailable</h1><p>the snapshot failed; retry</p></body></html>\n");
-            }
-        }
-    }
-
-    private void renderStatus(RoutingContext ctx, boolean json) {
-        StatusSampler.Snapshot snap = sampler.snapshot();
-        String want = ctx.request().getParam("snapshot");
-        if (want != null) {
-            long id;
-            try {
-                id = Long.parseLong(want);
-            } catch (NumberFormatException e) {
-                id = -1;
-            }
-            snap = id < 0 ? null : sampler.byId(id);
-            if (snap == null) {
-                ctx.response().setStatusCode(404).putHeader("Cache-Control", "no-store");
-                page(ctx, "text/plain; charset=utf-8", "snapshot " + want + " is not held (recent ones only)\n");
-                return;
-            }
-        }
-        Map<String, Object> lookup = AccountLookup.run(store, ctx.request().getParam("did"),
-                ctx.request().getParam("handle"), ctx.request().getParam("account"));
-        ctx.response().putHeader("Cache-Control", "no-store")
-                .putHeader("X-Status-Generated-At", Instant.ofEpochSecond(0, snap.atMicros() * 1000).toString())
-                .putHeader("X-Status-Snapshot", Long.toString(snap.id()));
-        if (json) {
-            Map<String, Object> tree = snap.tree();
-            if (lookup != null) {
-                tree = new java.util.LinkedHashMap<>(tree);
-                tree.put("lookup", lookup);
-            }
-            page(ctx, "application/json", StatusJson.write(tree));
-        } else {
-            page(ctx, "text/html; charset=utf-8", StatusPage.render(snap, lookup));
-        }
-    }
-
-    private static void page(RoutingContext ctx, String type, String html) {
-        HttpMethod m = ctx.request().method();
-        if (m != HttpMethod.GET && m != HttpMethod.HEAD) {
-            ctx.response().setStatusCode(405).putHeader("Allow", "GET, HEAD")
-                    .putHeader("Content-Type", "text/plain; charset=utf-8").end("Method Not Allowed\n");
-            return;
-        }
-        byte[] body = html.getBytes(StandardCharsets.UTF_8);
-        HttpServerResponse r = ctx.response().putHeader("Content-Type", type)
-                .putHeader("Content-Length", Integer.toString(body.length));
-        if (m == HttpMethod.HEAD) {
-            r.end();
-        } else {
-            r.end(Buffer.buffer(body));
-        }
     }
 
     /** Reads a POST body up to the 2 MiB XRPC limit before the (blocking) dispatcher runs. */
@@ -401,28 +324,8 @@ public class ArchiveServer {
         }
     }
 
-    private static String required(RoutingContext ctx, String name) {
-        String v = ctx.request().getParam(name);
-        if (v == null || v.isEmpty()) {
-            throw XrpcReplies.invalid("missing required parameter: " + name);
-        }
-        return v;
-    }
-
-    private static Long integerParam(RoutingContext ctx, String name, boolean required) {
-        String v = required ? required(ctx, name) : ctx.request().getParam(name);
-        if (v == null || v.isEmpty()) {
-            return null;
-        }
-        try {
-            return Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw XrpcReplies.invalid("invalid integer parameter: " + name);
-        }
-    }
-
     private void listSegments(RoutingContext ctx) {
-        Long limitParam = integerParam(ctx, "limit", false);
+        Long limitParam = XrpcParams.integerParam(ctx, "limit", false);
         long limit = limitParam == null ? 100 : limitParam;
         if (limit <= 0) {
             throw XrpcReplies.invalid("limit must be positive");
@@ -467,13 +370,6 @@ public class ArchiveServer {
         XrpcReplies.json(ctx.response(), 200, b);
     }
 
-    private static String segmentName(String v) {
-        if (SegmentName.parse(v) < 0) {
-            throw XrpcReplies.invalid("malformed segment name");
-        }
-        return v;
-    }
-
     private ServedSegment served(String name) {
         ServedSegment s;
         try {
@@ -493,10 +389,10 @@ public class ArchiveServer {
     }
 
     private void getSegment(RoutingContext ctx) {
-        String name = segmentName(required(ctx, "name"));
+        String name = XrpcParams.segmentName(XrpcParams.required(ctx, "name"));
         ServedSegment s = served(name);
         String etag = "\"" + String.format("%016x", s.checksum()) + "\"";
-        serve(ctx, etag, s.mtimeMillis(), s.slice(0, s.size()));
+        RangeResponder.serve(ctx, etag, s.mtimeMillis(), s.slice(0, s.size()), cacheControl());
     }
 
     private void getBlockTimed(RoutingContext ctx) {
@@ -519,9 +415,9 @@ public class ArchiveServer {
 
     /** Serves one block's raw zstd frame from the generation's mapping; returns the bytes sent. */
     private long getBlock(RoutingContext ctx) {
-        String segment = required(ctx, "segment");
-        long index = integerParam(ctx, "blockIndex", true);
-        String name = segmentName(segment);
+        String segment = XrpcParams.required(ctx, "segment");
+        long index = XrpcParams.integerParam(ctx, "blockIndex", true);
+        String name = XrpcParams.segmentName(segment);
         if (index < 0) {
             throw XrpcReplies.invalid("blockIndex must be >= 0");
         }
@@ -542,7 +438,7 @@ public class ArchiveServer {
             throw XrpcReplies.internal("failed to read block");
         }
         String etag = "\"" + String.format("%016x", s.checksum()) + ":" + index + "\"";
-        return serve(ctx, etag, s.summary().mtimeMillis(), s.slice(off + 8, len));
+        return RangeResponder.serve(ctx, etag, s.summary().mtimeMillis(), s.slice(off + 8, len), cacheControl());
     }
 
     private void planSnapshot(RoutingContext ctx) {
@@ -564,147 +460,6 @@ public class ArchiveServer {
             throw XrpcReplies.internal("failed to plan snapshot");
         }
         XrpcReplies.json(ctx.response(), 200, PlanJson.write(plan));
-    }
-
-    /**
-     * Sends {@code content} with Go {@code ServeContent} semantics; HEAD gets the same headers and no
-     * body. Returns the body bytes sent.
-     */
-    private long serve(RoutingContext ctx, String etag, long mtimeMillis, ByteBuffer content) {
-        HttpServerRequest req = ctx.request();
-        HttpServerResponse res = ctx.response();
-        long size = content.remaining();
-        boolean head = req.method() == HttpMethod.HEAD;
-        res.putHeader("Content-Type", "application/octet-stream").putHeader("ETag", etag)
-                .putHeader("Cache-Control", cacheControl()).putHeader("Accept-Ranges", "bytes")
-                .putHeader("Last-Modified", ServeContent.httpDate(mtimeMillis));
-        ServeContent.Decision d = ServeContent.decide(req.method().name(), req::getHeader, etag, mtimeMillis, size);
-        switch (d.outcome()) {
-            case NOT_MODIFIED -> {
-                res.headers().remove("Content-Type").remove("Last-Modified");
-                res.setStatusCode(304).end();
-                return 0;
-            }
-            case PRECONDITION_FAILED -> {
-                res.setStatusCode(412).putHeader("Content-Length", "0").end();
-                return 0;
-            }
-            case NOT_SATISFIABLE -> {
-                if (d.message().endsWith("failed to overlap")) {
-                    res.putHeader("Content-Range", "bytes */" + size);
-                }
-                byte[] msg = (d.message() + "\n").getBytes(StandardCharsets.UTF_8);
-                res.putHeader("Content-Type", "text/plain; charset=utf-8").putHeader("X-Content-Type-Options", "nosniff")
-                        .setStatusCode(416).end(Buffer.buffer(msg));
-                return 0;
-            }
-            case FULL -> {
-                res.setStatusCode(200).putHeader("Content-Length", Long.toString(size));
-                return send(ctx, head, List.of(content));
-            }
-            case PARTIAL -> {
-                long[] r = d.ranges().get(0);
-                res.setStatusCode(206).putHeader("Content-Range", contentRange(r, size))
-                        .putHeader("Content-Length", Long.toString(r[1]));
-                return send(ctx, head, List.of(content.slice((int) r[0], (int) r[1])));
-            }
-            default -> {
-                String boundary = boundary();
-                List<ByteBuffer> parts = new ArrayList<>();
-                long total = 0;
-                for (int i = 0; i < d.ranges().size(); i++) {
-                    long[] r = d.ranges().get(i);
-                    String h = (i == 0 ? "" : "\r\n") + "--" + boundary + "\r\nContent-Range: " + contentRange(r, size)
-                            + "\r\nContent-Type: application/octet-stream\r\n\r\n";
-                    ByteBuffer hb = ByteBuffer.wrap(h.getBytes(StandardCharsets.US_ASCII));
-                    parts.add(hb);
-                    parts.add(content.slice((int) r[0], (int) r[1]));
-                    total += hb.remaining() + r[1];
-                }
-                ByteBuffer tail = ByteBuffer.wrap(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.US_ASCII));
-                parts.add(tail);
-                total += tail.remaining();
-                res.setStatusCode(206).putHeader("Content-Type", "multipart/byteranges; boundary=" + boundary)
-                        .putHeader("Content-Length", Long.toString(total));
-                return send(ctx, head, parts);
-            }
-        }
-    }
-
-    private static String contentRange(long[] r, long size) {
-        return "bytes " + r[0] + "-" + (r[0] + r[1] - 1) + "/" + size;
-    }
-
-    private static String boundary() {
-        byte[] b = new byte[30];
-        ThreadLocalRandom.current().nextBytes(b);
-        StringBuilder sb = new StringBuilder(60);
-        for (byte x : b) {
-            sb.append(String.format("%02x", x & 0xFF));
-        }
-        return sb.toString();
-    }
-
-    /**
-     * Writes the pieces without copying them: each chunk wraps the mapped region, honouring the
-     * response's write queue, so a 256 MiB segment never sits in the heap.
-     */
-    private static long send(RoutingContext ctx, boolean head, List<ByteBuffer> pieces) {
-        HttpServerResponse res = ctx.response();
-        if (head) {
-            res.end();
-            return 0;
-        }
-        long total = 0;
-        List<ByteBuffer> chunks = new ArrayList<>();
-        for (ByteBuffer p : pieces) {
-            total += p.remaining();
-            for (int at = 0; at < p.remaining(); at += CHUNK) {
-                chunks.add(p.slice(at, Math.min(CHUNK, p.remaining() - at)));
-            }
-        }
-        ArchiveLimits.Slot slot = ctx.get(ArchiveLimits.Slot.KEY);
-        new ChunkWriter(res, chunks, slot == null ? null : slot.holdUntilSent()).run();
-        return total;
-    }
-
-    /** Feeds chunks to the response, pausing while its write queue is full. */
-    private static final class ChunkWriter implements Runnable {
-        private final HttpServerResponse res;
-        private final List<ByteBuffer> chunks;
-        private final Runnable sent;
-        private int next;
-
-        /** {@code sent} (may be null) runs once the last byte is written to the socket or the write fails. */
-        ChunkWriter(HttpServerResponse res, List<ByteBuffer> chunks, Runnable sent) {
-            this.res = res;
-            this.chunks = chunks;
-            this.sent = sent;
-        }
-
-        @Override
-        public synchronized void run() {
-            while (next < chunks.size()) {
-                if (res.closed()) {
-                    return;
-                }
-                if (res.writeQueueFull()) {
-                    res.drainHandler(v -> run());
-                    if (res.writeQueueFull()) {
-                        return;
-                    }
-                    // The queue drained before the handler was in place (this may run off the event
-                    // loop): keep writing here, or the download would stall with no drain to come.
-                }
-                res.write(Buffer.buffer(Unpooled.wrappedBuffer(chunks.get(next++))));
-            }
-            if (!res.ended() && !res.closed()) {
-                io.vertx.core.Future<Void> done = res.end();
-                if (sent != null) {
-                    done.onComplete(v -> sent.run());
-                }
-            }
-        }
     }
 
     /** For tests and the status page. */

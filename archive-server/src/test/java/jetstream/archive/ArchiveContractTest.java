@@ -23,10 +23,12 @@ import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentRewriter;
 import jetstream.service.XrpcHttp;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Every endpoint and error row of facts §5.2–§5.6 over real HTTP, against [B]-written files and Go golden files. */
 @QuarkusTest
+@Tag("component")
 class ArchiveContractTest {
     static final String NS = "/xrpc/network.bsky.jetstream.";
     static final Path SEGMENTS = Path.of("target/test-data/segments");

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.Arrays;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * {@code InternalServerError "failed to open segment"} rather than a stale generation or a 404.
  */
 @QuarkusTest
+@Tag("component")
 class ArchiveIoErrorTest {
     @TestHTTPResource("/")
     URL base;

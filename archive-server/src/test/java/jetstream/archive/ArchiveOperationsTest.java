@@ -27,6 +27,7 @@ import java.util.Map;
 import jetstream.config.RootConfigSource;
 import jetstream.service.Operations;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(ArchiveOperationsTest.Ops.class)
+@Tag("component")
 class ArchiveOperationsTest {
     static final Path DATA = Path.of("target/test-data-ops").toAbsolutePath();
     static final int RATE = 50;

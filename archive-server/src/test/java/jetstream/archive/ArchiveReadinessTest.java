@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * monitor, as a long load holds it), up once it finished, with the load's progress as data; a
  * failed first load stays down.
  */
+@Tag("unit")
 class ArchiveReadinessTest {
     @Test
     void notReadyUntilTheManifestIsLoaded() throws Exception {

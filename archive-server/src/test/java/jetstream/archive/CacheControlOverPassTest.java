@@ -25,6 +25,7 @@ import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentRewriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(CacheControlOverPassTest.WithFeed.class)
+@Tag("component")
 class CacheControlOverPassTest {
     static final Path DATA = Path.of("target/test-data-cache").toAbsolutePath();
     private static final String SEG = "seg_0000000000.jss";

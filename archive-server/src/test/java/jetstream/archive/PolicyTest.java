@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import jetstream.config.EnvGuard;
 
 /** Cache-Control rules (spec §3.3) and the unknown-environment-variable check (facts §8). */
+@Tag("unit")
 class PolicyTest {
     private static final long NOW = 1_800_000_000_000_000L;
 

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import jetstream.segment.SegmentReader;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * {@code ServeContent} against getSegment and getBlock, with matching and stale validators.
  */
 @QuarkusTest
+@Tag("component")
 class RangeConditionalTest {
     private static final String SEG = ArchiveContractTest.NS + "getSegment?name=seg_0000000000.jss";
     private static final String BLOCK = ArchiveContractTest.NS + "getBlock?segment=seg_0000000000.jss&blockIndex=1";

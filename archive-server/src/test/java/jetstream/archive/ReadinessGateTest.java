@@ -20,6 +20,7 @@ import java.util.Map;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.segment.SegmentReader;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(ReadinessGateTest.WithFeed.class)
+@Tag("component")
 class ReadinessGateTest {
     static final Path DATA = Path.of("target/test-data-feed").toAbsolutePath();
 

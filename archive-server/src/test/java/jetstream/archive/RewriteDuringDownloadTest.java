@@ -20,6 +20,7 @@ import java.util.Arrays;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentRewriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * old generation's bytes under the old ETag; the next request gets the new generation.
  */
 @QuarkusTest
+@Tag("component")
 class RewriteDuringDownloadTest {
     @TestHTTPResource("/")
     URL base;

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The status snapshot's JSON: Go escaping of strings (HTML characters too), numbers as plain text, null for unknown. */
+@Tag("unit")
 class StatusJsonTest {
     @Test
     void stringsAreEscapedAsGoDoes() {

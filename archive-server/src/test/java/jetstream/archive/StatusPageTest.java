@@ -34,6 +34,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(StatusPageTest.Profile.class)
+@Tag("component")
 class StatusPageTest {
     static final Path DATA = Path.of("target/test-data-status").toAbsolutePath();
     static final String ALICE = "did:plc:aliceaaaaaaaaaaaaaaaaaaa";

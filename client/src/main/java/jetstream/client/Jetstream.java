@@ -36,6 +36,16 @@ public final class Jetstream {
         return new JetstreamClient(XrpcCalls.normalizeHost(host), options, defaultHttp());
     }
 
+    /**
+     * The http or https base URI that {@code host} names, by the rules {@link #subscribe} applies (a bare
+     * loopback host is http, any other bare host https; ws and wss map to http and https).
+     *
+     * @throws IllegalArgumentException for a bad host
+     */
+    public static URI baseUri(String host) {
+        return XrpcCalls.normalizeHost(host);
+    }
+
     /** As {@link #subscribe(String, Options)} with a caller-supplied HTTP client (used for every request). */
     public static JetstreamClient subscribe(String host, Options options, HttpClient http) {
         return new JetstreamClient(XrpcCalls.normalizeHost(host), options, http);

@@ -10,12 +10,14 @@ import jetstream.planner.PlanLimits;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockView;
 import jetstream.segment.ZstdFrames;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Archive events decode did, rkey and rev from the block body on demand: they must equal the
  * stored fields exactly (non-ASCII and empty values included), and a DID filter still selects rows.
  */
+@Tag("unit")
 class BlockDecoderTest {
     private static byte[] b(String s) {
         return s == null ? null : s.getBytes(StandardCharsets.UTF_8);

@@ -11,12 +11,14 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import jetstream.segment.io.SegmentName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A whole-segment download is streamed: neither the segment nor its decoded events are ever held whole. */
 @Timeout(240)
+@Tag("component")
 class BoundedMemoryTest {
     @TempDir
     Path dir;

@@ -22,12 +22,14 @@ import jetstream.atproto.json.JsonBuffer;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The client against {@link FakeServer} serving real sealed segments (127.0.0.1 only). */
 @Timeout(60)
+@Tag("component")
 class ClientTest {
     @TempDir
     Path dir;

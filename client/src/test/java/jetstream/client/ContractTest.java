@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Pure contract pieces: host normalization, option rules, plan validation, live frame parsing. */
+@Tag("component")
 class ContractTest {
     @Test
     void hostsNormalizeLikeTheGoClient() {

@@ -8,12 +8,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A server that ignores ranges: each segment is read as one plain stream, block by block, and resumed after a cut. */
 @Timeout(60)
+@Tag("component")
 class NoRangeServerTest {
     @TempDir
     Path dir;

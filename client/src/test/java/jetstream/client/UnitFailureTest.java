@@ -14,12 +14,14 @@ import java.util.function.Consumer;
 import java.util.stream.LongStream;
 import jetstream.planner.SegmentSummary;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A unit that keeps failing is a recoverable, typed error; typed identity/account accessors. */
 @Timeout(60)
+@Tag("component")
 class UnitFailureTest {
     @TempDir
     Path dir;

@@ -51,6 +51,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,6 +60,7 @@ import org.junit.jupiter.api.io.TempDir;
  * values, parses every object with the fabric8 model and checks the Kubernetes shape of DESIGN.md
  * against the services' own configuration.
  */
+@Tag("unit")
 class ChartTest {
     private static final Path NON_DEFAULT = resource("values-nondefault.yaml");
     private static final Path EXISTING_SECRET = resource("values-existing-secret.yaml");

@@ -14,12 +14,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Each service's src/main/docker/Dockerfile.jvm agrees with the chart: the image the chart names
  * exists for every component, runs as the uid the pods run as, and exposes the ports they use.
  */
+@Tag("unit")
 class DockerfilesTest {
     /** chart component -> module (the image is named after the module). */
     private static final Map<String, String> MODULES = Map.of("ingester", "ingester",

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * port per listener on 127.0.0.1, probes mapped to their management port. With
  * {@code -Djetstream.kubeplay.out=FILE} (used by deploy/podman/up) it also writes the YAML.
  */
+@Tag("unit")
 class KubePlayManifestTest {
     @Test
     void chartBecomesHostNetworkPodsWithDistinctPorts() throws Exception {

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * exported by a running service is checked against live scrapes by the client module's
  * OpsSurfaceTest ({@link #metricNames} is the extraction both use).
  */
+@Tag("unit")
 class MonitoringTest {
     static final Pattern METRIC = Pattern.compile("\\bjetstream_[a-z0-9_]+\\b");
     private static final ObjectMapper JSON = new ObjectMapper();

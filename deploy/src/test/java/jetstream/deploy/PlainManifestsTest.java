@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * `helm test` hook), checked in for `kubectl apply -f deploy/k8s/`. Regenerate it with
  * {@code mvn -B -o -pl deploy test -Dtest=PlainManifestsTest -Djetstream.deploy.regenerate=true}.
  */
+@Tag("unit")
 class PlainManifestsTest {
     @Test
     void checkedInManifestsMatchAFreshRendering() throws IOException {

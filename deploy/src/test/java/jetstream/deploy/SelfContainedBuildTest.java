@@ -12,6 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * script of the default modules reaches for the {@code ../shared} checkout (only tests may).
  * The gateway's packaged jar is checked by fanout-gateway's DictionariesPackagedIT.
  */
+@Tag("unit")
 class SelfContainedBuildTest {
     /** Ways a file could reach the sibling checkout: a relative path, or a resolve of the sibling. */
     private static final Pattern SHARED = Pattern.compile("\\.\\./shared|shared/vectors|resolveSibling\\(\"shared\"\\)");

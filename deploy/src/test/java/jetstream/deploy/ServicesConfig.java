@@ -33,9 +33,9 @@ final class ServicesConfig {
         return out;
     }
 
-    /** The JETSTREAM_* names every process accepts: one shared startup check (jetstream.config.EnvGuard). */
+    /** The JETSTREAM_* names every process accepts (jetstream.config.EnvGuard): the SettingCatalog declarations. */
     static Set<String> acceptedEnv() {
-        return knownEnv("shared-format", "jetstream.config.EnvGuard");
+        return knownEnv("shared-format", "jetstream.config.SettingCatalog");
     }
 
     static Properties applicationProperties(String module) {

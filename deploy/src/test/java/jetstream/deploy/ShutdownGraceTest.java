@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Spec §7.1: the orchestrator's stop grace is at least JETSTREAM_SHUTDOWN_TIMEOUT. The chart
  * derives both from {@code shutdownTimeoutSeconds}, so they cannot drift apart.
  */
+@Tag("unit")
 class ShutdownGraceTest {
     private static void assertGrace(Rendered r, int timeoutSeconds) {
         assertEquals(timeoutSeconds + "s", r.configMap("jetstream-common").getData().get("JETSTREAM_SHUTDOWN_TIMEOUT"));

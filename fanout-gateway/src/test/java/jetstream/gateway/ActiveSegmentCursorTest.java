@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import jetstream.segment.io.SegmentWriter;
  * Timestamp cursors newer than every sealed segment resolve exactly inside the active segment (its
  * complete blocks, then the ring), where the reference starts at the active segment's first event.
  */
+@Tag("component")
 class ActiveSegmentCursorTest {
     @TempDir
     Path dir;

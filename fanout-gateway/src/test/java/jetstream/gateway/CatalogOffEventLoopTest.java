@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -16,6 +17,7 @@ import io.quarkus.test.junit.QuarkusTest;
  * a time cursor, which reads segment blocks, resolves off the event loop.
  */
 @QuarkusTest
+@Tag("component")
 class CatalogOffEventLoopTest extends FixtureTestBase {
 
     @Test

@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import jetstream.replay.VacancySet;
 import jetstream.segment.io.SegmentWriter;
 
 /** The process-wide cold-replay budget: cold readers are paced by it, live (ring) readers never wait on it. */
+@Tag("unit")
 class ColdBudgetTest {
     @TempDir
     Path dir;

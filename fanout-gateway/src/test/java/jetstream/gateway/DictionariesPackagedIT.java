@@ -17,6 +17,7 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * carries both wire dictionaries byte-identical to the shared vectors plus their licence notice,
  * and nothing in it names the {@code ../shared} checkout the build must not depend on.
  */
+@Tag("component")
 class DictionariesPackagedIT {
     private static final byte[] SHARED_PATH = "../shared".getBytes(StandardCharsets.US_ASCII);
 

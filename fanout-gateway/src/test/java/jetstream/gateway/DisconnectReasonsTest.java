@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +25,7 @@ import jetstream.replay.VacancySet;
 import jetstream.segment.io.SegmentWriter;
 
 /** {@code jetstream_subscribe_disconnects_total{reason}}: each way the server ends a stream is counted under its reason. */
+@Tag("component")
 class DisconnectReasonsTest {
     @TempDir
     Path dir;

@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import jetstream.replay.VacancySet;
  * The ingester restarts under 50 connected subscribers and none misses an event; two gateways on
  * one feed serve disjoint subscribers identical streams.
  */
+@Tag("component")
 class FeedRestartTest {
     @TempDir
     Path dir;

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Executors;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,6 +33,7 @@ import jetstream.segment.io.SegmentWriter;
  * between segments and ring loses nothing (at-least-once there is allowed only as duplicates of
  * already-delivered seqs, which the ring/segment hand-over never produces).
  */
+@Tag("unit")
 class FilterEquivalenceTest {
     @TempDir
     Path dir;

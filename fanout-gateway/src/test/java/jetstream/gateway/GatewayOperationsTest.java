@@ -28,6 +28,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
@@ -47,6 +48,7 @@ import io.vertx.core.http.UpgradeRejectedException;
 @QuarkusTest
 @TestProfile(GatewayOperationsTest.Limits.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Tag("component")
 class GatewayOperationsTest {
     static final int PER_IP = 2;
     static final int GLOBAL = 4;

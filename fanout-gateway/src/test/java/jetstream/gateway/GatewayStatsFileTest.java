@@ -11,6 +11,7 @@ import java.nio.file.attribute.FileTime;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import io.vertx.core.json.JsonObject;
  * The stats file the status page reads: content, replacement by rename, leftovers, removal, and a
  * writer killed by an Error (an OutOfMemoryError under a flood) restarted instead of going stale.
  */
+@Tag("unit")
 class GatewayStatsFileTest {
     @TempDir
     Path dir;

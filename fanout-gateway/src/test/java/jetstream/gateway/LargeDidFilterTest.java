@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -23,6 +24,7 @@ import jetstream.filter.V2Params;
 
 /** 10,000 DIDs, the limit, work in the URL (v1, v2) and in an options_update; 10,001 are refused. */
 @QuarkusTest
+@Tag("component")
 class LargeDidFilterTest extends FixtureTestBase {
 
     private long nextLive;

@@ -13,6 +13,7 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -20,6 +21,7 @@ import io.quarkus.test.junit.QuarkusTest;
 
 /** Every pre-upgrade answer of facts §5.7, §5.10, §6.1–§6.4 and §7.1–§7.4, as plain HTTP. */
 @QuarkusTest
+@Tag("component")
 class PreUpgradeErrorsTest {
     @TestHTTPResource("/")
     URI base;

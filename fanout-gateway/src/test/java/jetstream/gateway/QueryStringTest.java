@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 import java.util.Map;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import jetstream.filter.FilterException;
 
+@Tag("unit")
 class QueryStringTest {
     @Test
     void parsesRepeatedValuesInOrder() {

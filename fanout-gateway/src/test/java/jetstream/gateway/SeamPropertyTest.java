@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +40,7 @@ import jetstream.segment.io.SegmentWriter;
  * {@code jetstream.seam.rate} (events/s) and {@code jetstream.seam.events} per trial; {@code -Plong}
  * raises them to 2,000 events/s.
  */
+@Tag("fuzz")
 class SeamPropertyTest {
     @TempDir
     Path dir;

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 
 /** Facts §7.8: slow readers are dropped with ConsumerTooSlow; selective filters are not; stuck writes time out. */
+@Tag("component")
 class SlowConsumerTest {
     @TempDir
     Path dir;

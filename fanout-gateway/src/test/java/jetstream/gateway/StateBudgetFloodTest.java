@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -41,6 +42,7 @@ import io.vertx.core.http.UpgradeRejectedException;
  */
 @QuarkusTest
 @TestProfile(StateBudgetFloodTest.SmallBudget.class)
+@Tag("component")
 class StateBudgetFloodTest extends FixtureTestBase {
     static final long BUDGET = 16L << 20;
     static final int FLOOD = 48;

@@ -12,11 +12,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import jetstream.filter.SubscriptionFilter;
 import jetstream.filter.V1Params;
 
+@Tag("unit")
 class StateBudgetTest {
     @Test
     void reservesResizesAndReleasesWithinTheLimit() {

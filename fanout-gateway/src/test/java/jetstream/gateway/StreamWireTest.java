@@ -12,6 +12,7 @@ import java.util.SplittableRandom;
 
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -21,6 +22,7 @@ import jetstream.filter.V2Params;
 
 /** The streams over real WebSocket connections: frames, filters, cursors, compression, client messages, close codes. */
 @QuarkusTest
+@Tag("component")
 class StreamWireTest extends FixtureTestBase {
 
     private long nextLive;

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutionException;
 
 import jakarta.inject.Inject;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -14,6 +15,7 @@ import io.vertx.core.http.UpgradeRejectedException;
 
 /** With no settings at all, one client IP may hold 100 subscriptions (docs/configuration.md); the 101st gets 429. */
 @QuarkusTest
+@Tag("component")
 class SubscriberDefaultsTest extends FixtureTestBase {
     @Inject
     GatewayConfig config;

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.netty.buffer.ByteBuf;
@@ -35,6 +36,7 @@ import io.netty.handler.codec.http.websocketx.extensions.compression.PerMessageD
  * context-takeover deflate encoder first) gives the same byte stream as {@link ChannelSink} writing
  * the shared {@link WsFrame}, for every wire and compression and across the header size boundaries.
  */
+@Tag("unit")
 class WsFrameGoldenTest {
     /** Sizes across the 7-bit/16-bit/64-bit length forms and the fragment boundary. */
     private static final int[] SIZES = {0, 1, 125, 126, 127, 1000, 65_535, 65_536, 65_537, 131_072, 131_073, 200_001};

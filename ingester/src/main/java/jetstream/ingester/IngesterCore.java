@@ -53,28 +53,129 @@ public final class IngesterCore implements AutoCloseable {
                            boolean skipMergeDiscovery, Compactor.Config compaction, int verifyThreads,
                            long maxCarBytes) {
 
-        /** With one live verification worker per core and the default CAR cap. */
-        public Settings(Path dataDir, String relayUrl, String plcUrl, boolean verify, boolean startSteady,
-                        SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
-                        UnaryOperator<String> pdsRoute, BackfillFactory backfill,
-                        Function<MetaStore, MergeRepos> repos, MergeTailCompaction mergeTail,
-                        boolean skipMergeDiscovery, Compactor.Config compaction) {
-            this(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes, pdsRoute, backfill,
-                    repos, mergeTail, skipMergeDiscovery, compaction, 0, jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES);
+        /** Settings for {@code dataDir} with the defaults below; set what differs by name. */
+        public static Builder builder(Path dataDir) {
+            return new Builder(dataDir);
         }
 
-        /** Steady state only (no bootstrap): development, tests and benchmarks. */
-        public static Settings steadyOnly(Path dataDir, String relayUrl, String plcUrl, boolean verify,
-                                          SegmentWriter.Config segments, long leaseSize, long logBudgetBytes,
-                                          UnaryOperator<String> pdsRoute) {
-            return new Settings(dataDir, relayUrl, plcUrl, verify, true, segments, leaseSize, logBudgetBytes, pdsRoute,
-                    null, null, MergeTailCompaction.NONE, true, Compactor.Config.disabled());
-        }
+        /**
+         * Named settings instead of sixteen positional ones. Defaults: no relay, no PLC, verification on, a fresh
+         * directory bootstraps, {@link SegmentWriter.Config#defaults()}, lease = events per block, a 256 MiB
+         * readable log, the identity PDS route, no backfill, no merge rows, the merge-tail pass of the compactor,
+         * compaction disabled, one verification worker per core, the default CAR cap.
+         */
+        public static final class Builder {
+            private final Path dataDir;
+            private String relayUrl = "";
+            private String plcUrl = "";
+            private boolean verify = true;
+            private boolean startSteady;
+            private SegmentWriter.Config segments = SegmentWriter.Config.defaults();
+            private long leaseSize;
+            private long logBudgetBytes = 256L << 20;
+            private UnaryOperator<String> pdsRoute = UnaryOperator.identity();
+            private BackfillFactory backfill;
+            private Function<MetaStore, MergeRepos> repos;
+            private MergeTailCompaction mergeTail;
+            private boolean skipMergeDiscovery;
+            private Compactor.Config compaction = Compactor.Config.disabled();
+            private int verifyThreads;
+            private long maxCarBytes = jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES;
 
-        /** The same settings with another compaction configuration. */
-        public Settings withCompaction(Compactor.Config c) {
-            return new Settings(dataDir, relayUrl, plcUrl, verify, startSteady, segments, leaseSize, logBudgetBytes,
-                    pdsRoute, backfill, repos, mergeTail, skipMergeDiscovery, c, verifyThreads, maxCarBytes);
+            private Builder(Path dataDir) {
+                this.dataDir = dataDir;
+            }
+
+            /** The relay (firehose, and listHosts for the backfill) and the PLC directory. */
+            public Builder upstream(String relayUrl, String plcUrl) {
+                this.relayUrl = relayUrl;
+                this.plcUrl = plcUrl;
+                return this;
+            }
+
+            public Builder verify(boolean on) {
+                this.verify = on;
+                return this;
+            }
+
+            /** A fresh directory starts in steady state (empty archive) instead of bootstrapping. */
+            public Builder startSteady(boolean on) {
+                this.startSteady = on;
+                return this;
+            }
+
+            /** Steady state only (no bootstrap, backfill, merge or compaction): development, tests and benchmarks. */
+            public Builder steadyOnly() {
+                startSteady = true;
+                backfill = null;
+                repos = null;
+                mergeTail = MergeTailCompaction.NONE;
+                skipMergeDiscovery = true;
+                compaction = Compactor.Config.disabled();
+                return this;
+            }
+
+            public Builder segments(SegmentWriter.Config c) {
+                this.segments = c;
+                return this;
+            }
+
+            /** Seqs leased at a time; by default the segments' events per block. */
+            public Builder leaseSize(long n) {
+                this.leaseSize = n;
+                return this;
+            }
+
+            /** Byte budget of the readable log served on the feed. */
+            public Builder logBudgetBytes(long n) {
+                this.logBudgetBytes = n;
+                return this;
+            }
+
+            public Builder pdsRoute(UnaryOperator<String> route) {
+                this.pdsRoute = route;
+                return this;
+            }
+
+            /** The bootstrap's backfill engine and the {@code repo/<did>} rows the merge reads. */
+            public Builder backfill(BackfillFactory factory, Function<MetaStore, MergeRepos> mergeRepos) {
+                this.backfill = factory;
+                this.repos = mergeRepos;
+                return this;
+            }
+
+            /** Replaces the compactor's merge-tail pass. */
+            public Builder mergeTail(MergeTailCompaction pass) {
+                this.mergeTail = pass;
+                return this;
+            }
+
+            public Builder skipMergeDiscovery(boolean on) {
+                this.skipMergeDiscovery = on;
+                return this;
+            }
+
+            public Builder compaction(Compactor.Config c) {
+                this.compaction = c;
+                return this;
+            }
+
+            /** Live verification workers; 0 = one per core. */
+            public Builder verifyThreads(int n) {
+                this.verifyThreads = n;
+                return this;
+            }
+
+            public Builder maxCarBytes(long n) {
+                this.maxCarBytes = n;
+                return this;
+            }
+
+            public Settings build() {
+                return new Settings(dataDir, relayUrl, plcUrl, verify, startSteady, segments,
+                        leaseSize > 0 ? leaseSize : segments.maxEventsPerBlock(), logBudgetBytes, pdsRoute, backfill,
+                        repos, mergeTail, skipMergeDiscovery, compaction, verifyThreads, maxCarBytes);
+            }
         }
     }
 

@@ -55,14 +55,20 @@ public class IngesterService {
         UnaryOperator<String> route = pdsRoute(in);
         String relay = config.relayUrl();
         BackfillSettings backfill = relay == null || relay.isBlank() ? null : BackfillSettings.from(config);
-        IngesterCore.Settings s = new IngesterCore.Settings(Path.of(config.dataDir()), config.relayUrl(), plc,
-                in.verify(), in.startSteady(),
-                new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()),
-                in.eventsPerBlock(), config.subscribeReadLogRetentionBytes(), route,
-                backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new, null,
-                config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()),
-                new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
-                        config.compaction().rewriteWorkers()), in.verifyThreads(), config.maxCarBytes());
+        IngesterCore.Settings s = IngesterCore.Settings.builder(Path.of(config.dataDir()))
+                .upstream(config.relayUrl(), plc)
+                .verify(in.verify())
+                .startSteady(in.startSteady())
+                .segments(new SegmentWriter.Config(in.eventsPerBlock(), in.maxSegmentBytes(), in.blockAge()))
+                .logBudgetBytes(config.subscribeReadLogRetentionBytes())
+                .pdsRoute(route)
+                .backfill(backfill == null ? null : EngineBackfill.factory(backfill, route), RepoStatusRows::new)
+                .skipMergeDiscovery(config.skipMergeDiscovery() || (backfill != null && backfill.impliesSkipMergeDiscovery()))
+                .compaction(new Compactor.Config(config.compaction().interval(), config.compaction().tombstoneCap(),
+                        config.compaction().rewriteWorkers()))
+                .verifyThreads(in.verifyThreads())
+                .maxCarBytes(config.maxCarBytes())
+                .build();
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         IngesterCore c = core;
         java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);

@@ -9,6 +9,7 @@ import java.util.StringJoiner;
 import java.util.concurrent.atomic.AtomicBoolean;
 import jetstream.feed.VacancyFile;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * bootstrap/merge within about 4 minutes; {@code -Plong} raises them with {@code jetstream.crash.runs}
  * and the cap with {@code jetstream.crash.seconds}.
  */
+@Tag("crash")
 class BootstrapCrashTierTest {
 
     @Test

@@ -26,6 +26,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * equals the simulator's ground truth for every DID, per-DID order holds, the bootstrap-only
  * tree is gone and the phase keys are final.
  */
+@Tag("component")
 class BootstrapMergeComponentTest {
 
     static SimConfig simConfig(long seed) {
@@ -49,10 +51,10 @@ class BootstrapMergeComponentTest {
     }
 
     static IngesterCore.Settings settings(Path data, String simUrl, UnaryOperator<String> route) {
-        return new IngesterCore.Settings(data, simUrl, simUrl, true, false,
-                new SegmentWriter.Config(256, 256 << 10, Duration.ofMillis(200)), 256, 64 << 20, route,
-                EngineBackfill.factory(BackfillFixture.settings(simUrl), route), RepoStatusRows::new, MergeTailCompaction.NONE,
-                false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        return IngesterCore.Settings.builder(data).upstream(simUrl, simUrl)
+                .segments(new SegmentWriter.Config(256, 256 << 10, Duration.ofMillis(200))).logBudgetBytes(64 << 20)
+                .pdsRoute(route).backfill(EngineBackfill.factory(BackfillFixture.settings(simUrl), route), RepoStatusRows::new)
+                .mergeTail(MergeTailCompaction.NONE).build();
     }
 
     @Test

@@ -29,6 +29,7 @@ import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * keeps committing, and the commits newer than F that arrive during the fetch must follow the
  * replacement, in order, also when the ingester restarts before the fetch returns.
  */
+@Tag("component")
 class ChainBreakResyncTest {
     private static final int EVENTS = 200;
 

@@ -26,6 +26,7 @@ import jetstream.segment.SegmentVerifier;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * no {@code .tmp} file is left. At least 20 kill points land inside a pass (3-minute cap, setup included);
  * {@code -Plong} runs {@code jetstream.crash.runs} of them within {@code jetstream.crash.seconds}.
  */
+@Tag("crash")
 class CompactionCrashTest {
 
     @Test

@@ -12,6 +12,7 @@ import java.util.Random;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.Vacancy;
 import jetstream.feed.VacancyFile;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Default 15 kills within 150 s ({@link LiveCrashTierTest} adds 15 under real relay traffic);
  * {@code -Plong} raises {@code jetstream.crash.runs}, 150+ kills here and as many there.
  */
+@Tag("crash")
 class CrashTierTest {
 
     @Test

@@ -9,8 +9,10 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("component")
 class DevHostMapTest {
 
     @Test

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import jetstream.feed.FeedCodec;
 import jetstream.feed.FeedFrame;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Four reader processes follow the feed of a child ingester through a graceful restart: each sees
  * every archived event, in seq order, exactly once (the client resumes after its last seq).
  */
+@Tag("component")
 class FeedProcessesTest {
 
     @Test

@@ -18,9 +18,11 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("component")
 class GracefulStopTest {
 
     @Test
@@ -36,9 +38,8 @@ class GracefulStopTest {
     @Test
     void withinTheBoundThePendingBlockIsFlushedAndTheLeaseCollapsed(@TempDir Path dir) throws Exception {
         // a block that would only flush at 4096 rows or after an hour: the close must flush it
-        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(dir, "", "", false,
-                new SegmentWriter.Config(4096, 1 << 20, Duration.ofHours(1)), 4096, 1 << 20,
-                java.util.function.UnaryOperator.identity());
+        IngesterCore.Settings s = IngesterCore.Settings.builder(dir).steadyOnly().verify(false)
+                .segments(new SegmentWriter.Config(4096, 1 << 20, Duration.ofHours(1))).logBudgetBytes(1 << 20).build();
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {
             throw new AssertionError(t);
         });

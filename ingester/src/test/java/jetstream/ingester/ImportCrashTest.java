@@ -16,6 +16,7 @@ import jetstream.ingester.importer.ImportChild;
 import jetstream.ingester.importer.ImportHarness;
 import jetstream.ingester.importer.ImportJob;
 import jetstream.ingester.store.MetaStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ingester resumes the job by itself, skips the checkpointed segments, and the archive ends equal
  * to an uninterrupted import of the same CSV on a copy of the same data.
  */
+@Tag("crash")
 class ImportCrashTest {
     @TempDir
     Path dir;

@@ -16,10 +16,12 @@ import java.time.Duration;
 import jetstream.feed.FeedClient;
 import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The Quarkus app: starts in steady state on an empty data dir, is ready, exposes its metrics and feed. */
 @QuarkusTest
+@Tag("component")
 class IngesterAppTest {
     @TestHTTPResource("/")
     URI publicListener;

@@ -26,9 +26,9 @@ public final class IngesterChild {
         Path data = Path.of(args[0]);
         int perBlock = Integer.parseInt(args[1]);
         int rate = Integer.parseInt(args[2]);
-        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, "", "", false,
-                new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 2 << 20,
-                java.util.function.UnaryOperator.identity());
+        IngesterCore.Settings s = IngesterCore.Settings.builder(data).steadyOnly().verify(false)
+                .segments(new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200))).logBudgetBytes(2 << 20)
+                .build();
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {
             t.printStackTrace();
             Runtime.getRuntime().halt(70);

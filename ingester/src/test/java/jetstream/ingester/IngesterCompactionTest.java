@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.UnaryOperator;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.feed.FeedClient;
 import jetstream.feed.FeedFrame;
@@ -20,6 +19,7 @@ import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.compaction.History;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,15 +29,16 @@ import org.junit.jupiter.api.io.TempDir;
  * a feed reader sees the schedule, the running pass, the rewrite notices and the new watermark; the
  * archive below the watermark is exactly the survivors of the rows the reader saw.
  */
+@Tag("component")
 class IngesterCompactionTest {
 
     @Test
     void capTriggersAnEarlyPassSeenOnTheFeed(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, "", "", false,
-                new SegmentWriter.Config(16, 3_000, Duration.ofMillis(100)), 16, 8 << 20, UnaryOperator.identity())
-                .withCompaction(new Compactor.Config(Duration.ofHours(1), 150, 2, Duration.ofMillis(200)));
+        IngesterCore.Settings s = IngesterCore.Settings.builder(data).steadyOnly().verify(false)
+                .segments(new SegmentWriter.Config(16, 3_000, Duration.ofMillis(100))).logBudgetBytes(8 << 20)
+                .compaction(new Compactor.Config(Duration.ofHours(1), 150, 2, Duration.ofMillis(200))).build();
         List<FeedFrame> frames = new CopyOnWriteArrayList<>();
         try (IngesterCore core = IngesterCore.open(s, registry, e -> { throw new AssertionError(e); });
              FeedClient feed = FeedClient.start(FeedClient.Options.defaults(data.resolve("run").resolve("feed.sock")), 1,

@@ -25,6 +25,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the upstream seq). Default 15 kills within 150 s (the synthetic {@link CrashTierTest} adds
  * 15 more); {@code -Plong} scales with {@code jetstream.crash.runs}.
  */
+@Tag("crash")
 class LiveCrashTierTest {
 
     @Test

@@ -25,6 +25,7 @@ import jetstream.simulator.Faults;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * stands without its replacement rows. The accounts start with empty repositories, so the ground
  * truth is exactly what the stream (and the resyncs it triggers) must produce.
  */
+@Tag("component")
 class LiveFaultsTest {
     @TempDir
     Path dir;

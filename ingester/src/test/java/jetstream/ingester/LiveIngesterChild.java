@@ -22,8 +22,9 @@ public final class LiveIngesterChild {
         String relay = args[1];
         int perBlock = Integer.parseInt(args[2]);
         DevHostMap hosts = DevHostMap.load("", relay + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(10));
-        IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, relay, relay, true,
-                new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200)), perBlock, 8 << 20, hosts);
+        IngesterCore.Settings s = IngesterCore.Settings.builder(data).steadyOnly().upstream(relay, relay)
+                .segments(new SegmentWriter.Config(perBlock, 64 << 10, Duration.ofMillis(200))).logBudgetBytes(8 << 20)
+                .pdsRoute(hosts).build();
         IngesterCore core = IngesterCore.open(s, new SimpleMeterRegistry(), t -> {
             t.printStackTrace();
             Runtime.getRuntime().halt(70);

@@ -26,6 +26,7 @@ import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Verification on the consumer's pool archives exactly what the serial path does: every DID's rows
  * in the same order, nothing lost, and the relay cursor at the last event once all are applied.
  */
+@Tag("component")
 class LiveVerifyPoolTest {
     @TempDir
     Path dir;

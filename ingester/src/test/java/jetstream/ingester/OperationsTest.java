@@ -15,11 +15,13 @@ import java.util.Map;
 import jetstream.config.RootConfigSource;
 import jetstream.service.Operations;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The debug listener when JETSTREAM_DEBUG_ADDR is set, and the shared config source in this app. */
 @QuarkusTest
 @TestProfile(OperationsTest.Debug.class)
+@Tag("component")
 class OperationsTest {
     public static final class Debug implements QuarkusTestProfile {
         @Override

@@ -23,6 +23,7 @@ import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * steady state its {@code #account} event fetches the repository, the archive's fold of the DID then
  * equals the network's, and the {@code repo/} row is complete. Anything else is left alone.
  */
+@Tag("unit")
 class ReactivationResyncTest {
     @TempDir
     Path dir;

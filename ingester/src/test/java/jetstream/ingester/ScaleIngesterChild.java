@@ -17,7 +17,6 @@ import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.phase.EngineBackfill;
 import jetstream.ingester.phase.MergeTailCompaction;
 import jetstream.ingester.phase.RepoStatusRows;
-import jetstream.segment.io.SegmentWriter;
 
 /**
  * The scale campaign's ingester ({@link ScaleCampaignTest}): the real core (bootstrap, merge,
@@ -35,9 +34,10 @@ public final class ScaleIngesterChild {
         BackfillSettings backfill = new BackfillSettings(sim, BackfillSettings.UpstreamMode.AUTO, false, 32, 8, 64, 50_000,
                 1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(10),
                 Duration.ofSeconds(5), Duration.ofSeconds(10));
-        IngesterCore.Settings settings = new IngesterCore.Settings(data, sim, sim, true, false, SegmentWriter.Config.defaults(),
-                1 << 16, 64 << 20, route, EngineBackfill.factory(backfill, route), RepoStatusRows::new,
-                MergeTailCompaction.NONE, false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        IngesterCore.Settings settings = IngesterCore.Settings.builder(data).upstream(sim, sim)
+                .leaseSize(1 << 16).logBudgetBytes(64 << 20).pdsRoute(route)
+                .backfill(EngineBackfill.factory(backfill, route), RepoStatusRows::new).mergeTail(MergeTailCompaction.NONE)
+                .build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IngesterCore core = IngesterCore.open(settings, registry, t -> {
             t.printStackTrace();

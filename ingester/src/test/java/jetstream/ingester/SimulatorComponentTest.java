@@ -20,6 +20,7 @@ import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.Injection;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * fault knob on: it archives every event the relay sent, in order, with verification, and counts
  * each validation drop by reason.
  */
+@Tag("component")
 class SimulatorComponentTest {
     private static final int EVENTS = 3000;
 
@@ -48,8 +50,9 @@ class SimulatorComponentTest {
         try (Simulator sim = Simulator.start(cfg)) {
             // the dev stack's wiring: DID documents name pds-N.sim.test, the simulator lists their ports
             DevHostMap hosts = DevHostMap.load("", sim.url() + "/sim/hosts", HttpClient.newHttpClient(), Duration.ofSeconds(5));
-            IngesterCore.Settings s = IngesterCore.Settings.steadyOnly(data, sim.url(), sim.url(), true,
-                    new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)), 256, 64 << 20, hosts);
+            IngesterCore.Settings s = IngesterCore.Settings.builder(data).steadyOnly()
+                    .upstream(sim.url(), sim.url()).segments(new SegmentWriter.Config(256, 1 << 20, Duration.ofMillis(200)))
+                    .logBudgetBytes(64 << 20).pdsRoute(hosts).build();
             List<FeedFrame.Event> archived;
             IngestMetrics metrics;
             try (IngesterCore core = IngesterCore.open(s, registry, t -> {

@@ -22,6 +22,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Timeout;
  * deactivation and reactivation), and one more account is deleted before the backfill, so the PDS
  * no longer lists it.
  */
+@Tag("interop")
 class DirectPdsBackfillTest {
 
     @Test

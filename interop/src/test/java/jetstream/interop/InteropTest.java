@@ -28,6 +28,7 @@ import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.testing.EventRecorder;
 import jetstream.testing.EventRecorder.Event;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Timeout;
  * attached. Account deletion removes the account's earlier events from the PDS's replayable history,
  * so the deletion comes last, when the ingester has already consumed them.
  */
+@Tag("interop")
 class InteropTest {
     private static final PrintStream LOG = System.out;
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.time.Duration;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Every duration setting takes the reference's Go syntax, and the formats Quarkus settings already use. */
+@Tag("unit")
 class GoDurationConverterTest {
     private final GoDurationConverter c = new GoDurationConverter();
 

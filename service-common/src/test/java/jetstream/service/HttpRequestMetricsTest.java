@@ -2,12 +2,14 @@ package jetstream.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /** The HTTP request histogram's labels come from fixed sets, whatever the client sends. */
+@Tag("unit")
 class HttpRequestMetricsTest {
     @Test
     void labelsAreFromFixedSets() {

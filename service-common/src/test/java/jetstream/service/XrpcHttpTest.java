@@ -3,9 +3,11 @@ package jetstream.service;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The XRPC error envelope every service answers with (facts §5.2). */
+@Tag("unit")
 class XrpcHttpTest {
     private static String body(String name, String message) {
         return new String(XrpcHttp.errorBody(name, message), StandardCharsets.UTF_8);

@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class EnvGuardTest {
     @Test
     void unknownJetstreamVariablesFailNamingThem() {
@@ -31,6 +33,13 @@ class EnvGuardTest {
         java.util.List<String> missing = EnvGuard.KNOWN.stream().filter(n -> !docs.contains("`" + n + "`")).sorted().toList();
         assertEquals(java.util.List.of(), missing, "JETSTREAM_* names missing from docs/configuration.md");
         assertTrue(EnvGuard.KNOWN.size() > 40, "the reference's flags are all listed");
+    }
+
+    /** The mapping read these two and the old hand-kept list refused them at startup. */
+    @Test
+    void everyMappedSettingIsAccepted() {
+        assertDoesNotThrow(() -> EnvGuard.check(Map.of("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES", "1073741824",
+                "JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES", "33554432")));
     }
 
     @Test

@@ -17,10 +17,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The client against a scripted server on a real UNIX socket. */
+@Tag("unit")
 class FeedClientTest {
 
     private static FeedFrame.Subscribe readSubscribe(SocketChannel ch) throws IOException {

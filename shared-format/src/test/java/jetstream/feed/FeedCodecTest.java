@@ -10,8 +10,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import jetstream.atproto.DecodeException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("fuzz")
 class FeedCodecTest {
 
     static List<FeedFrame> samples() {

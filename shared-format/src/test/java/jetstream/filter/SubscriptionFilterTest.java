@@ -11,8 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class SubscriptionFilterTest {
     private static final String[] COLLS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow", "x.y.z", ""};
     private static final String[] DIDS = {"did:plc:a", "did:plc:b", "did:web:c.example", "did:plc:d"};

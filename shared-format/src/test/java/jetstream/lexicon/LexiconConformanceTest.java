@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * parameters, types, outputs and errors. Only the wording of {@code description} strings may differ,
  * and it must: the descriptions are ours.
  */
+@Tag("unit")
 class LexiconConformanceTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

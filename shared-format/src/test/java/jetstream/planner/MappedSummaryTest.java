@@ -23,6 +23,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * heap copies of the same footers plan: planSnapshot answers are byte-identical, a damaged block
  * bloom included (it answers "maybe" either way).
  */
+@Tag("unit")
 class MappedSummaryTest {
     private static final String[] COLLECTIONS = {
         "app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow", "com.example.thing", "app.bsky.feed.repost",

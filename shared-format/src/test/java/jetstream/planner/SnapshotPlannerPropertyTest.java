@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * paging with {@code afterSeq = plannedThroughSeq} up to the pinned tip visits each matching row
  * exactly once (rows counted inside each page's {@code (afterSeq, plannedThroughSeq]} window).
  */
+@Tag("fuzz")
 class SnapshotPlannerPropertyTest {
     private static final String[] DIDS = {
         "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa", "did:plc:bbbbbbbbbbbbbbbbbbbbbbbb", "did:plc:cccccccccccccccccccccccc",

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentWriter;
 
 /** Cursor parsing and resolution (facts §6.4, §7.4), cold replay coverage and vacancies. */
+@Tag("unit")
 class CursorTest {
     @TempDir
     Path dir;

@@ -10,12 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import jetstream.segment.io.SegmentWriter;
 
 /** The catalog's listing check finds files the snapshot lacks without rescanning, and the snapshot is shared. */
+@Tag("unit")
 class SegmentCatalogTest {
     @TempDir
     Path dir;

@@ -11,8 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class BlockCodecTest {
     private final ZstdFrames zstd = new ZstdFrames();
 

@@ -13,8 +13,10 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class GloomFilterTest {
     static final String DID = "did:plc:53iucmf5ldftgqyf2ac7hmhd";
     static final String C3_SERIALIZED = "01" + "0f000000" + "0100000000000000" + "0100000000000000"

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Pre-hashed probes and in-place probes of serialized filters answer exactly like {@code mightContain(byte[])}. */
+@Tag("unit")
 class GloomProbeTest {
     @Test
     void probesAgreeWithTheParsedFilter() {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.SplittableRandom;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
  * costs milliseconds per n) plus random sizes up to 2^34. The term-by-term test already covers every
  * input the sizing loop can reach, so the n sweeps are a cross-check of the loop around it.
  */
+@Tag("fuzz")
 class GloomSizingTest {
     private static final double LN2_SQUARED = 0.4804530139182014;
 

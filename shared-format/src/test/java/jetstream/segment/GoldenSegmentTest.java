@@ -15,9 +15,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The Go reference's committed segment fixtures, read and rebuilt. */
+@Tag("unit")
 class GoldenSegmentTest {
     static final String CORPUS = "jetstream-corpus/golden_corpus_segment.jss";
     static final String LEGACY = "jetstream-corpus/legacy_fixed4096_blooms.jss";

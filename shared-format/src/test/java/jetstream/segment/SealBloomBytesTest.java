@@ -13,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * the per-block blooms once; the bloom bytes must stay exactly those of the old path (a byte-keyed
  * set, {@link GloomFilter#create} and {@link GloomFilter#add(byte[])} per block and per level).
  */
+@Tag("unit")
 class SealBloomBytesTest {
     @Test
     void sealedBloomsEqualTheRehashingPathOnRandomDidSets() {

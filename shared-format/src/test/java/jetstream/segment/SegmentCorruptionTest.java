@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * {@link SegmentException}. The default suite tries 10 values per byte (8 bit flips, 0x00, 0xFF);
  * with {@code jetstream.fuzz.iterations >= 1000000} (the {@code -Plong} profile) all 255.
  */
+@Tag("fuzz")
 class SegmentCorruptionTest {
     private static final boolean ALL_VALUES = Long.getLong("jetstream.fuzz.iterations", 100_000) >= 1_000_000;
     private final ZstdFrames zstd = new ZstdFrames();

@@ -21,10 +21,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Whole segments built from random rows read back exactly; rewrite and patch footers stay valid. */
+@Tag("unit")
 class SegmentRoundTripTest {
     private final ZstdFrames zstd = new ZstdFrames();
 

@@ -3,8 +3,10 @@ package jetstream.testing;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class VectorsTest {
     @Test
     void sharedVectorsAreReachable() {

@@ -20,9 +20,11 @@ import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.atproto.json.JsonToCbor;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** v1 JSON against what production Jetstream served for the same events. */
+@Tag("unit")
 class V1JsonTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

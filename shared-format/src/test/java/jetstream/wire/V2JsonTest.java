@@ -19,9 +19,11 @@ import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.atproto.json.JsonToCbor;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** v2 message frames: the facts' worked frames exactly, and every corpus event against its v1 twin. */
+@Tag("unit")
 class V2JsonTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

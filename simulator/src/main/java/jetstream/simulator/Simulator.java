@@ -1,5 +1,10 @@
 package jetstream.simulator;
 
+import static jetstream.simulator.SimXrpc.badRequest;
+import static jetstream.simulator.SimXrpc.cursor;
+import static jetstream.simulator.SimXrpc.limit;
+import static jetstream.simulator.SimXrpc.notImplemented;
+
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -23,6 +28,7 @@ public final class Simulator implements AutoCloseable {
     /** DIDs whose getRepo was refused because the account was inactive (ground truth for oracle tests). */
     private final java.util.Set<String> downloadRefused = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Firehose firehose;
+    private final RelayStream relayStream;
     private final HttpServer server;
     private final int mainPort;
     private final int[] hostPorts;
@@ -44,6 +50,7 @@ public final class Simulator implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.relayStream = new RelayStream(cfg, firehose, senders, () -> stopped);
         this.server = new HttpServer(cfg.bindHost, this::route);
         this.mainPort = server.listen(cfg.port);
         this.hostPorts = new int[cfg.hosts];
@@ -290,7 +297,7 @@ public final class Simulator implements AutoCloseable {
             case "/xrpc/com.atproto.sync.listRepos" -> listRepos(ex, -1);
             case "/xrpc/com.atproto.sync.getRepo" -> getRepo(ex, -1);
             case "/xrpc/com.atproto.sync.getLatestCommit" -> getLatestCommit(ex, -1);
-            case "/xrpc/com.atproto.sync.subscribeRepos" -> subscribe(ex);
+            case "/xrpc/com.atproto.sync.subscribeRepos" -> relayStream.subscribe(ex);
             case "/sim/hosts" -> ex.send(200, "application/json", Json.object(g -> {
                 for (Map.Entry<String, String> e : hostMap().entrySet()) {
                     g.writeStringField(e.getKey(), e.getValue());
@@ -317,50 +324,6 @@ public final class Simulator implements AutoCloseable {
             case "/xrpc/_health" -> ex.send(200, "application/json", Json.object(g -> g.writeStringField("version", "sim")));
             default -> notImplemented(ex);
         }
-    }
-
-    private static void notImplemented(Exchange ex) throws IOException {
-        ex.send(501, "application/json", Json.error("MethodNotImplemented", "Method Not Implemented"));
-    }
-
-    private static void badRequest(Exchange ex, String error, String message) throws IOException {
-        ex.send(400, "application/json", Json.error(error, message));
-    }
-
-    /** {@code limit} in [1, max] (default when absent); -1 after answering 400. */
-    private static int limit(Exchange ex, int dflt, int max) throws IOException {
-        String l = ex.param("limit");
-        if (l == null) {
-            return dflt;
-        }
-        try {
-            int v = Integer.parseInt(l);
-            if (v >= 1 && v <= max) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // answered below
-        }
-        badRequest(ex, "InvalidRequest", "limit must be an integer in [1, " + max + "]");
-        return -1;
-    }
-
-    /** The opaque cursor (a position); -1 after answering 400. */
-    private static int cursor(Exchange ex) throws IOException {
-        String c = ex.param("cursor");
-        if (c == null || c.isEmpty()) {
-            return 0;
-        }
-        try {
-            int v = Integer.parseInt(c);
-            if (v >= 0) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // answered below
-        }
-        badRequest(ex, "InvalidRequest", "malformed cursor");
-        return -1;
     }
 
     private void listHosts(Exchange ex) throws IOException {
@@ -662,125 +625,6 @@ public final class Simulator implements AutoCloseable {
             }
             g.writeEndObject();
         }));
-    }
-
-    // ---------------------------------------------------------------- firehose
-
-    private void subscribe(Exchange ex) throws IOException {
-        Long cursor = null;
-        String c = ex.param("cursor");
-        if (c != null && !c.isEmpty()) {
-            try {
-                cursor = Long.parseLong(c);
-            } catch (NumberFormatException e) {
-                badRequest(ex, "InvalidRequest", "cursor must be an integer");
-                return;
-            }
-        }
-        if (!ex.isWebSocketRequest()) {
-            badRequest(ex, "InvalidRequest", "subscribeRepos is a WebSocket subscription");
-            return;
-        }
-        WebSocket ws = ex.upgrade();
-        Long from = cursor;
-        senders.execute(() -> stream(ws, from));
-    }
-
-    private void stream(WebSocket ws, Long cursor) {
-        try {
-            long pos;
-            long head = firehose.head();
-            if (cursor == null) {
-                pos = head;
-            } else if (cursor > head) {
-                ws.sendBinary(Frames.error("FutureCursor", "Cursor in the future."));
-                ws.close(1000, "FutureCursor");
-                return;
-            } else if (cursor < firehose.oldest() - 1) {
-                ws.sendBinary(Frames.info("OutdatedCursor", "Requested cursor exceeded limit. Possibly missing events"));
-                pos = firehose.oldest() - 1;
-            } else {
-                pos = cursor;
-            }
-            int sent = 0;
-            while (ws.isOpen() && !stopped) {
-                if (cfg.faults.disconnectEvery > 0 && sent >= cfg.faults.disconnectEvery) {
-                    ws.drop();
-                    return;
-                }
-                byte[] frame;
-                try {
-                    frame = firehose.next(pos, 250);
-                } catch (IllegalStateException gone) {
-                    ws.sendBinary(Frames.error("ConsumerTooSlow", "Stream consumer too slow"));
-                    ws.close(1008, "ConsumerTooSlow");
-                    return;
-                }
-                if (frame != null) {
-                    if (Faults.every(cfg.faults.malformedFrameEvery, pos + 1)) {
-                        ws.sendBinary(malformed(pos + 1, frame));
-                    }
-                    if (Faults.every(cfg.faults.oversizeFrameEvery, pos + 1)) {
-                        ws.sendBinary(new byte[17 << 20]);
-                    }
-                    if (Faults.every(cfg.faults.poisonFrameEvery, pos + 1) && pos > 0) {
-                        ws.sendBinary(poison(pos));
-                    }
-                    ws.sendBinary(frame);
-                    sent++;
-                    pos++;
-                }
-            }
-        } catch (IOException e) {
-            ws.abort();
-        } catch (InterruptedException e) {
-            ws.abort();
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /**
-     * A frame no decoder may accept, one of four kinds by seq: the real frame cut in half, garbage
-     * starting with a stray CBOR break, a header without a body, an unknown op.
-     */
-    private byte[] malformed(long seq, byte[] real) {
-        long kind = seq / cfg.faults.malformedFrameEvery % 4;
-        if (kind == 0) {
-            return java.util.Arrays.copyOf(real, real.length / 2);
-        }
-        if (kind == 1) {
-            byte[] junk = new byte[48];
-            Prng.of(cfg.seed, 11, seq).nextBytes(junk);
-            junk[0] = (byte) 0xff;
-            return junk;
-        }
-        Map<String, Object> header = new LinkedHashMap<>();
-        header.put("op", kind == 2 ? 1L : 7L);
-        header.put("t", "#commit");
-        byte[] h = jetstream.atproto.cbor.DagCbor.encode(header);
-        if (kind == 2) {
-            return h;
-        }
-        byte[] body = jetstream.atproto.cbor.DagCbor.encode(Map.of());
-        byte[] out = java.util.Arrays.copyOf(h, h.length + body.length);
-        System.arraycopy(body, 0, out, h.length, body.length);
-        return out;
-    }
-
-    /** A well-formed {@code #commit} at {@code seq} whose one op has the action {@code frob}. */
-    private static byte[] poison(long seq) {
-        Map<String, Object> op = new LinkedHashMap<>();
-        op.put("action", "frob");
-        op.put("path", "app.bsky.feed.post/3jzfcijpj2z2a");
-        op.put("cid", null);
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("repo", "did:plc:poisonpoisonpoisonpoison");
-        body.put("rev", "3jzfcijpj2z2a");
-        body.put("ops", List.of(op));
-        body.put("blocks", new byte[0]);
-        body.put("time", "2026-01-01T00:00:00Z");
-        return Frames.message("#commit", body);
     }
 
     static List<String> hostileHostnames() {

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Same seed and knobs → byte-identical repositories, CIDs and event stream; another seed → another network. */
+@Tag("component")
 class DeterminismTest {
     private static final int EVENTS = 400;
 

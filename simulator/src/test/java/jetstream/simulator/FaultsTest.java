@@ -34,9 +34,11 @@ import jetstream.atproto.sync.VerifyResult;
 import jetstream.atproto.syntax.Nsid;
 import jetstream.atproto.syntax.RecordKey;
 import jetstream.atproto.syntax.Tid;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Each fault knob, and what a client sees when it is on. */
+@Tag("component")
 class FaultsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Flags, environment variables and profiles of the standalone simulator. */
+@Tag("component")
 class MainTest {
     @Test
     void profileThenEnvironmentThenFlags() {

@@ -10,9 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The bounded replay buffer: cursors older than it, and subscribers that fall out of it. */
+@Tag("component")
 class ReplayTest {
     @Test
     void cursorOlderThanTheBufferGetsOutdatedCursorThenTheWholeBuffer() throws Exception {

@@ -11,12 +11,14 @@ import java.util.Map;
 import jetstream.atproto.crypto.DidDocument;
 import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.sync.Repo;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The bytes are real at volume: 1 000 repositories and 10 000 firehose events, all through the
  * project's verifiers; and the load profile's world is generated on demand.
  */
+@Tag("component")
 class ScaleTest {
     static final int REPOS = 1_000;
     static final int EVENTS = 10_000;

@@ -23,6 +23,7 @@ import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * repo, then replay the firehose from cursor 0 and verify every event and the chain per DID, and
  * finally compare what a client folded with the ground truth.
  */
+@Tag("component")
 class SimulatorTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static Simulator sim;

@@ -16,11 +16,13 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The bootstrap engine against the simulator (small profile) with every download and roster fault on. */
+@Tag("component")
 class BackfillEngineTest {
 
     @Test

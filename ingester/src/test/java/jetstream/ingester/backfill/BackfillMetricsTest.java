@@ -2,11 +2,13 @@ package jetstream.ingester.backfill;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /** The active-flip counter counts changes of a repo's {@code active} flag only. */
+@Tag("unit")
 class BackfillMetricsTest {
     @Test
     void activeFlipsCountChangesOnly() {

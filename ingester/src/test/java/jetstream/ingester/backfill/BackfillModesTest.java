@@ -24,11 +24,13 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.simulator.GroundTruth;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Direct-PDS mode, the debug repo selections, whole-repo replacement (pending pass, retrier) and crash resume. */
+@Tag("component")
 class BackfillModesTest {
 
     private static BackfillSettings settings(String url, BackfillSettings.UpstreamMode mode, List<String> repos, long max) {

@@ -14,6 +14,7 @@ import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * concurrent downloads do, and its {@code complete} status rides with them), and a spooled CAR's
  * rows, copied into heap, count against the in-flight budget until they are queued.
  */
+@Tag("component")
 class BigRepoSubmissionTest {
 
     @Test

@@ -19,6 +19,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * CARs larger than the in-heap threshold, or arriving while the in-flight budget is spent, are
  * spooled to {@code <data>/backfill-spool/}, parsed from there (same checks, same rows) and deleted.
  */
+@Tag("component")
 class CarSpoolTest {
 
     @Test

@@ -19,6 +19,7 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A host that was down for the whole bootstrap (exhausted, none of its repos known) comes back in
  * steady state: it is listed again with backoff, and every repo it lists is downloaded until it drains.
  */
+@Tag("component")
 class ExhaustedHostsTest {
 
     @Test

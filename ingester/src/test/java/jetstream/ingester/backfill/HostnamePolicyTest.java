@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class HostnamePolicyTest {
     private static final HostnamePolicy STRICT = new HostnamePolicy(false);
     private static final HostnamePolicy DEV = new HostnamePolicy(true);

@@ -18,6 +18,7 @@ import java.util.function.UnaryOperator;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * limit: the number of crawl threads alive never exceeds it (a thread per roster host would start
  * 50,000 of them at once), and the crawls proceed.
  */
+@Tag("component")
 class LargeRosterTest {
     private static final int HOSTS = 50_000;
     private static final int ACTIVE = 8;

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The {@code pdshost/} row's bytes: Go field order, omitempty strings and numbers, omitzero times. */
+@Tag("unit")
 class PdsHostTest {
     private static final String HOST = "morel.us-east.host.bsky.network";
 

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import jetstream.ingester.store.MetaStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (~90 MB) in 48 MB. A pass that collects the rows dies of OutOfMemoryError; a streaming pass
  * finishes and handles the few rows that are due.
  */
+@Tag("component")
 class RepoPassesSmallHeapTest {
     private static final int ROWS = Integer.getInteger("jetstream.repopasses.rows", 40_000);
     private static final String HEAP = System.getProperty("jetstream.repopasses.heap", "16m");

@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import jetstream.ingester.writer.ByteBudget;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * spool of their own; with one shared budget, the CAR bytes they hold in heap together never
  * exceed it (the overflow goes to disk), however their reads interleave.
  */
+@Tag("unit")
 class SharedCarBudgetTest {
     private static final long BUDGET = 100_000;
     private static final long THRESHOLD = 50_000;

@@ -13,6 +13,7 @@ import jetstream.segment.BlockView;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Block narrowing from the footer must never rule out a block holding a row the drop rule drops
  * (such a row would survive compaction), and must rule out most blocks when few DIDs are tombstoned.
  */
+@Tag("unit")
 class BlockCandidatesTest {
     private static final String[] COLLECTIONS = {"app.bsky.feed.like", "app.bsky.feed.post", "app.bsky.graph.follow"};
 

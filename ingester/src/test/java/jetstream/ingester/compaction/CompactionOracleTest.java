@@ -29,6 +29,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.SegmentVerifier;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of the compacted archive equals the fold of the uncompacted one, and the feed saw one
  * SEGMENT_REWRITTEN per changed file with its new checksum plus the running/finished deadlines.
  */
+@Tag("unit")
 class CompactionOracleTest {
     private static final SegmentWriter.Config SMALL = new SegmentWriter.Config(16, 3_000, Duration.ofMillis(50));
 

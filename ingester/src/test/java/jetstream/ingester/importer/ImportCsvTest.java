@@ -14,9 +14,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import jetstream.atproto.cid.Cid;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class ImportCsvTest {
     static final String DID = "did:plc:53iucmf5ldftgqyf2ac7hmhd";
     static final String CID = Cid.dagCborString(new byte[] {(byte) 0xa0}, 0, 1);

@@ -19,10 +19,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import jetstream.service.XrpcHttp;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The operator endpoints over real HTTP: every refusal of facts §5.8–§5.9 and a job followed to completion. */
+@Tag("unit")
 class ImportEndpointsTest {
     static final String TOKEN = "s3cret-operator-token";
 

@@ -12,7 +12,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.UnaryOperator;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.feed.FeedFrame;
 import jetstream.ingester.ArchiveScan;
@@ -36,9 +35,9 @@ public final class ImportHarness implements AutoCloseable {
 
     public ImportHarness(Path data, int perBlock, long maxSegmentBytes) throws IOException {
         this.data = data;
-        core = IngesterCore.open(IngesterCore.Settings.steadyOnly(data, "", "", false,
-                new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ofMillis(200)), perBlock, 4 << 20,
-                UnaryOperator.identity()), registry, fatals::add);
+        core = IngesterCore.open(IngesterCore.Settings.builder(data).steadyOnly().verify(false)
+                .segments(new SegmentWriter.Config(perBlock, maxSegmentBytes, Duration.ofMillis(200))).logBudgetBytes(4 << 20)
+                .build(), registry, fatals::add);
         rewriteLock = core.rewriteLock();
         importer = TimestampImporter.open(new TimestampImporter.Context(data, data.resolve("imports"), core.store(),
                 core.writer(), SegmentIO.PRODUCTION, ready::get, rewriteLock, fatals::add), registry);

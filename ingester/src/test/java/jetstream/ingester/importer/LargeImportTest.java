@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code -Plong}) imported by a child JVM capped at a 64 MiB heap: the job must complete, so its
  * memory does not grow with the file. Prints time and peak RSS (BENCHMARKS.md).
  */
+@Tag("component")
 class LargeImportTest {
     @TempDir
     Path data;

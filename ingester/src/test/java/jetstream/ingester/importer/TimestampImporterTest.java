@@ -25,10 +25,12 @@ import jetstream.segment.io.SegmentName;
 import jetstream.wire.V1Json;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The import job end to end on a real core: both scopes, the append path, idempotence, feed notices, wire times. */
+@Tag("component")
 class TimestampImporterTest {
     static final String POST = "app.bsky.feed.post";
     static final long T_ALL = 1_588_748_889_123_456L;   // 2020-05-06T07:08:09.123456Z

@@ -8,9 +8,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.HashMap;
 import java.util.Map;
 import jetstream.ingester.IngestMetrics;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A DID that cannot be held or made pending is dropped with a named count, never silently. */
+@Tag("unit")
 class HoldsTest {
     private static final String A = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa";
     private static final String B = "did:plc:bbbbbbbbbbbbbbbbbbbbbbbb";

@@ -15,10 +15,12 @@ import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.store.MetaStore;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Both caches, the outage/absence distinction, and did:web hosts held to the hostname policy. */
+@Tag("component")
 class IdentityResolverTest {
     private final HttpClient http = HttpClient.newHttpClient();
 

@@ -36,6 +36,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.testing.FrameMutations;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  * never throw, the writer never fail, and every archived row must pass the ingest gate. Reaching the
  * iteration floor ({@code jetstream.fuzz.iterations} / 50, at least 2 000) is required.
  */
+@Tag("fuzz")
 class LiveConsumerFuzzTest {
     @TempDir
     Path dir;

@@ -16,10 +16,12 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The relay-reading thread never dies quietly: ending while the consumer runs halts the process; a close does not. */
+@Tag("unit")
 class LiveConsumerThreadTest {
     @Test
     void theRelayThreadEndingWhileRunningIsFatal(@TempDir Path dir) throws Exception {

@@ -11,9 +11,11 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Parallel preparation, application in submission order, bounded in bytes, loud on a dead applier. */
+@Tag("unit")
 class OrderedPipelineTest {
 
     @Test

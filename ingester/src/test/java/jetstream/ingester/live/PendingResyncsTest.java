@@ -12,10 +12,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import jetstream.ingester.store.MetaStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The durable pending-resync markers and held events: staging, bounds, recovery and refusal of damage. */
+@Tag("unit")
 class PendingResyncsTest {
     private static final String A = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa";
     private static final String B = "did:web:b.example.com";

@@ -22,10 +22,12 @@ import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Facts §10.3 step 4: the #identity / #account replay guards, with the account guard's hosting-state fallback. */
+@Tag("unit")
 class ReplayRatchetsTest {
     private static final String DID = "did:plc:ratchettest000000000000";
     private static final ByteSlice EMPTY = new ByteSlice(new byte[0], 0, 0);

@@ -22,6 +22,7 @@ import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the operator's network is never dialled, and the fetched repository must be the DID's, signed
  * with its key.
  */
+@Tag("component")
 class ResyncFetcherTest {
     @TempDir
     Path dir;

@@ -17,9 +17,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The deadline covers the whole body, the cap every body (declared or not), and redirects are never followed. */
+@Tag("unit")
 class OutboundTest {
     private HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();

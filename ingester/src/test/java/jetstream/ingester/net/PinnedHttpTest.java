@@ -22,6 +22,7 @@ import javax.net.ssl.SSLSocketFactory;
 import jetstream.ingester.backfill.HostnamePolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * checked address (a DNS answer that rebinds to loopback after the check is never reached), the
  * name in the Host header, and the deadline and byte cap of {@link Outbound}.
  */
+@Tag("unit")
 class PinnedHttpTest {
     private HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();

@@ -31,6 +31,7 @@ import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedKeyManager;
 import jetstream.ingester.backfill.HostnamePolicy;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * address while the name travels only in SNI, the certificate check and the Host header; a server
  * whose certificate names another host is refused before any request is sent.
  */
+@Tag("unit")
 class PinnedHttpsTest {
     private static final String NAME = "pds.example.org";
     private static final char[] PASSWORD = "changeit".toCharArray();

@@ -3,9 +3,11 @@ package jetstream.ingester.phase;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import jetstream.atproto.firehose.ArchiveRow;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Every row of the facts §10.6 table, for every kind. */
+@Tag("unit")
 class MergeRevFilterTest {
     private static final String OLD = "3kaaaaaaaaa22";
     private static final String REV = "3lbbbbbbbbb22";

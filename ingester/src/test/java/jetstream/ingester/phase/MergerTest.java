@@ -28,6 +28,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * merge clock; it resumes from {@code merge/next_source_idx} after a stop between files and after a
  * writer death inside a file without duplicating or losing a kept row; an index gap is an error.
  */
+@Tag("unit")
 class MergerTest {
     static final String A = "did:plc:aaaa"; // complete, backfill rev R5
     static final String B = "did:plc:bbbb"; // pending

@@ -3,12 +3,14 @@ package jetstream.ingester.phase;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jetstream.feed.LifecyclePhase;
 
 /** The orchestrator's phase gauge, transitions and state durations (facts §9). */
+@Tag("unit")
 class OrchestratorMetricsTest {
     @Test
     void phaseGaugeTransitionsAndDurations() {

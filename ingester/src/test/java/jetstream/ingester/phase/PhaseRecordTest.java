@@ -14,10 +14,12 @@ import jetstream.ingester.IngesterCore;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The persisted phase keys: fresh, first phase, reload after reopen, a foreign value, and the core's refusal. */
+@Tag("unit")
 class PhaseRecordTest {
 
     @Test
@@ -61,9 +63,9 @@ class PhaseRecordTest {
 
     @Test
     void aFreshDirectoryWithoutARelayOrStartSteadyIsRefused(@TempDir Path dir) {
-        IngesterCore.Settings s = new IngesterCore.Settings(dir, "", "", false, false,
-                new SegmentWriter.Config(16, 1 << 20, Duration.ofMillis(200)), 16, 1 << 20, u -> u, null, null,
-                MergeTailCompaction.NONE, false, jetstream.ingester.compaction.Compactor.Config.disabled());
+        IngesterCore.Settings s = IngesterCore.Settings.builder(dir).verify(false)
+                .segments(new SegmentWriter.Config(16, 1 << 20, Duration.ofMillis(200))).logBudgetBytes(1 << 20)
+                .mergeTail(MergeTailCompaction.NONE).build();
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> IngesterCore.open(s, new SimpleMeterRegistry(), t -> { }));
         assertTrue(e.getMessage().contains("JETSTREAM_INGEST_START_STEADY"), e.getMessage());

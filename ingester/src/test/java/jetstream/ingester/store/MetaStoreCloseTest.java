@@ -8,10 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A use of the store after or during its close fails in Java; on a freed RocksDB handle it would crash the JVM. */
+@Tag("unit")
 class MetaStoreCloseTest {
     @TempDir
     Path dir;

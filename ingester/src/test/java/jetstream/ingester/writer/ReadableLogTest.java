@@ -9,8 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import jetstream.feed.FeedCodec;
 import jetstream.feed.FeedFrame;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class ReadableLogTest {
 
     private static byte[] event(long seq) {

@@ -9,9 +9,11 @@ import java.util.List;
 import jetstream.feed.Vacancy;
 import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class SeqLeaseTest {
 
     @Test

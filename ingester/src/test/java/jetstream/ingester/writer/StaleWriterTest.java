@@ -21,6 +21,7 @@ import jetstream.segment.SegmentException;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (blocks at overlapping offsets: "zstd frame: Data corruption detected" at the seal). Now the stale
  * writer stops on its own, and a writer never resumes a file another one holds.
  */
+@Tag("unit")
 class StaleWriterTest {
     private static final SegmentWriter.Config CONFIG = new SegmentWriter.Config(4, 2048, Duration.ZERO);
 

@@ -18,10 +18,12 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A wall clock that steps back never makes witnessed_at go back in seq order; each clamp is counted. */
+@Tag("unit")
 class WitnessedClockTest {
     @Test
     void witnessedAtIsMonotonicInSeq(@TempDir Path data) throws Exception {

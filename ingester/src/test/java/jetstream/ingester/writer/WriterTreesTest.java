@@ -19,10 +19,12 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The two trees side by side: own directories and seq keys, no lease or log on the capture, the barriers. */
+@Tag("unit")
 class WriterTreesTest {
     private static List<ArchiveRow> rows(int n, String tag) {
         List<ArchiveRow> out = new java.util.ArrayList<>();

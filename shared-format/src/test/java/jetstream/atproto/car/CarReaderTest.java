@@ -20,8 +20,10 @@ import jetstream.atproto.cbor.CorpusFrames;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class CarReaderTest {
     private static final byte[] REPO = Vectors.bytes("jetstream-corpus/repo.car");
 

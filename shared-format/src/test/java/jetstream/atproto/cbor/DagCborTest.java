@@ -17,8 +17,10 @@ import java.util.Random;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class DagCborTest {
     private static final HexFormat HEX = HexFormat.of();
 

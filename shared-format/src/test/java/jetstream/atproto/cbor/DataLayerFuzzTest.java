@@ -20,6 +20,7 @@ import jetstream.atproto.json.CborJson;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.atproto.json.JsonToCbor;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * unique) and be accepted identically by the tree decoder, the validating skip and the JSON
  * transcoder.
  */
+@Tag("fuzz")
 class DataLayerFuzzTest {
     private static final byte[] INTERESTING = {0x00, (byte) 0xff, 0x7f, (byte) 0x80, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1f, 0x5f, (byte) 0x9f,
         (byte) 0xbf, (byte) 0xd8, 0x2a, (byte) 0xf4, (byte) 0xf6, (byte) 0xf7, (byte) 0xf9, (byte) 0xfb, 0x20, 0x38, 0x3b, 0x60, 0x78, 0x40, 0x58};

@@ -13,9 +13,11 @@ import java.util.Base64;
 import java.util.HexFormat;
 import jetstream.testing.Vectors;
 import org.bouncycastle.math.ec.ECPoint;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The atproto interop crypto fixtures, every case counted. */
+@Tag("unit")
 class CryptoVectorsTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 

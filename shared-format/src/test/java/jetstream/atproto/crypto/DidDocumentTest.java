@@ -13,8 +13,10 @@ import com.github.luben.zstd.Zstd;
 import java.nio.charset.StandardCharsets;
 import jetstream.atproto.DecodeException;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class DidDocumentTest {
 
     static byte[] didDocsJson() {

@@ -9,6 +9,7 @@ import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.Random;
 import org.bouncycastle.math.ec.ECPoint;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * every case must get the same accept/reject from both, and the counts of accepted and rejected cases
  * show both outcomes were exercised.
  */
+@Tag("unit")
 class Secp256k1VerifierTest {
     private static final KeyCurve K = KeyCurve.SECP256K1;
     private static final BigInteger N = K.domain().getN();

@@ -17,9 +17,11 @@ import jetstream.atproto.DecodeException;
 import jetstream.atproto.car.CarWriter;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The ingest validation gate and frame-level failures, on frames built here. */
+@Tag("unit")
 class ConversionGateTest {
     private static final String DID = "did:plc:abcdefghijklmnopqrstuvwx";
     private static final String REV = "3mptbypluud2a";

@@ -20,6 +20,7 @@ import jetstream.wire.V1Json;
 import jetstream.wire.V2Json;
 import jetstream.wire.WireEvent;
 import jetstream.testing.FrameMutations;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * Only {@link DecodeException} may escape; every row that comes out satisfies the gate; every
  * rendered event is valid JSON.
  */
+@Tag("fuzz")
 class FirehoseFuzzTest {
     private final ObjectMapper json = new ObjectMapper();
 

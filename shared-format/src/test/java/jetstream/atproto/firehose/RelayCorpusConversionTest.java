@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * rev; the record CID recomputed from our payload equals the served one; identity and account
  * payloads carry the served upstream fields.
  */
+@Tag("unit")
 class RelayCorpusConversionTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -14,9 +14,11 @@ import jetstream.atproto.car.CarReader;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Rows from whole repositories: backfill, verifier resync records, whole-repo replacement. */
+@Tag("unit")
 class RepoRowsTest {
     private static final String DID = "did:plc:53iucmf5ldftgqyf2ac7hmhd";
     private static final String REV = "3migo7fijwi2k";

@@ -23,8 +23,10 @@ import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cbor.RandomValues;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class CborJsonTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 

@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * that a delete's merge leaves in place), but every block it reads is needed: dropping any one of
  * them must make it fail.
  */
+@Tag("unit")
 class CommitProofTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 

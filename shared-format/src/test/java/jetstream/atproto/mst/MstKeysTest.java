@@ -9,9 +9,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** atproto interop MST key vectors, every case counted. */
+@Tag("unit")
 class MstKeysTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 

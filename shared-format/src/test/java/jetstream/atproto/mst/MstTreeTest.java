@@ -17,8 +17,10 @@ import java.util.Random;
 import java.util.TreeMap;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class MstTreeTest {
     private static final Cid LEAF = Cid.parse("bafyreie5cvv4h45feadgeuwhbcutmh6t2ceseocckahdoe6uat64zmz454");
 

@@ -13,9 +13,11 @@ import java.util.Map;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Structurally wrong trees and non-canonical nodes are rejected with the right reason. */
+@Tag("unit")
 class MstVerificationTest {
     private static final Cid LEAF = Cid.parse("bafyreie5cvv4h45feadgeuwhbcutmh6t2ceseocckahdoe6uat64zmz454");
     // example_keys.txt: the digit after the letter is the key's layer

@@ -11,9 +11,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.DidDocument;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Every {@code #commit} in the production relay corpus verifies: signature and MST inversion. */
+@Tag("unit")
 class CommitVerifierTest {
 
     @Test

@@ -11,9 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The production getRepo CAR walks to exactly the listing and commit indigo's goat printed. */
+@Tag("unit")
 class RepoTest {
 
     @Test

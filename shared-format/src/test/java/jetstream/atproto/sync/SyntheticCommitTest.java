@@ -20,6 +20,7 @@ import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.mst.MstTree;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * updates and deletes, its {@code #commit} CAR diff carrying the new nodes, the records and the proof
  * nodes, and a {@code #sync} CAR — all accepted by the verifier; every proof node is necessary.
  */
+@Tag("unit")
 class SyntheticCommitTest {
     private static final String DID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz";
 

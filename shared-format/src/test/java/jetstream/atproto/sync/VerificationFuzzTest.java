@@ -19,6 +19,7 @@ import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.mst.BlockStore;
 import jetstream.atproto.mst.MstNode;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * must not verify. Bounded by {@code jetstream.fuzz.iterations} and {@code jetstream.fuzz.seconds};
  * {@code jetstream.fuzz.seed} reproduces a run.
  */
+@Tag("fuzz")
 class VerificationFuzzTest {
     private static final byte[] INTERESTING = {0x00, (byte) 0xff, 0x7f, (byte) 0x80, 0x17, 0x18, 0x19, 0x1a, 0x1b,
             (byte) 0xf6, (byte) 0xd8, 0x2a, 0x61, (byte) 0xa2, (byte) 0xa4, 0x01, 0x71, 0x12, 0x20};

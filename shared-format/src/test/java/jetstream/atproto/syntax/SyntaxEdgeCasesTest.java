@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import jetstream.atproto.DecodeException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Cases the interop files do not pin: collection patterns, sentinels, lengths, leap days. */
+@Tag("unit")
 class SyntaxEdgeCasesTest {
 
     @Test

@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 import java.util.stream.Stream;
 import jetstream.atproto.DecodeException;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * which Jetstream does not perform (it archives records without schema checks), so they are not
  * driven here.
  */
+@Tag("unit")
 class SyntaxInteropVectorsTest {
 
     /** A validator under test: the boolean check, the throwing check and its drop reason. */

@@ -20,9 +20,11 @@ import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class CompactionTest {
     @TempDir
     Path dir;

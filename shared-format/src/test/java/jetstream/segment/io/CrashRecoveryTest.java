@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and seal. Runs {@code jetstream.crash.runs} times (default 50), capped at
  * {@code jetstream.crash.seconds} (default 180).
  */
+@Tag("crash")
 class CrashRecoveryTest {
     @TempDir
     Path tmp;

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * seal and create, force-rotate), fails loud with the right message, never changes a sealed file,
  * and leaves a directory that a clean restart recovers with every durable row.
  */
+@Tag("crash")
 class FaultSeamTest {
     @TempDir
     Path tmp;

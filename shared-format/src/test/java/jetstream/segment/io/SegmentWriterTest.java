@@ -22,9 +22,11 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("unit")
 class SegmentWriterTest {
     @TempDir
     Path dir;

@@ -19,10 +19,12 @@ import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.FaultInjectingIO.Fault;
 import jetstream.segment.io.FaultInjectingIO.Op;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The timestamp-import patch against the Go-written golden segment (3 blocks, 23 rows). */
+@Tag("unit")
 class TimestampPatchTest {
     @TempDir
     Path dir;

@@ -18,6 +18,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.SegmentVerifier;
 import jetstream.segment.ZstdFrames;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * exactly the file a rewrite decoding every block produces: same bytes, so the same rows, blooms,
  * collection index and checksum.
  */
+@Tag("unit")
 class VerbatimCompactionTest {
     private static final String[] COLLECTIONS = {
         "app.bsky.feed.like", "app.bsky.feed.post", "app.bsky.graph.follow", "app.bsky.feed.repost",

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import jetstream.segment.SegmentException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * had deleted and recreated; its rotation created a file there, which the new ingester resumed
  * after a restart and appended to alongside it.
  */
+@Tag("unit")
 class WriterConflictTest {
     @TempDir
     Path tmp;

@@ -1,0 +1,18 @@
+package jetstream.archive;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import jetstream.config.SettingCatalog;
+import jetstream.testing.ConfigMappings;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** {@link ArchiveConfig} reads only settings declared in {@link SettingCatalog}, with their declared types and defaults. */
+@Tag("unit")
+class ArchiveConfigDeclarationTest {
+    @Test
+    void everySettingIsDeclaredWithItsDefault() {
+        assertEquals(List.of(), ConfigMappings.problems(ArchiveConfig.class, SettingCatalog.Service.ARCHIVE));
+    }
+}
