@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class DevCommand {
     public static final String USAGE = "dev up|down|reset [--port 6008] [--base-port 6100] [--host 127.0.0.1] "
-            + "[--data-dir ./data-dev] [--profile demo] [--sim <flag> <value>]...";
+            + "[--data-dir ./data-dev] [--profile demo] [--gateways local|remote] [--sim <flag> <value>]...";
     static final String PID_FILE = "dev-stack.pid";
 
     private final PrintStream out;
@@ -40,6 +40,7 @@ public final class DevCommand {
         Path data = root.resolve("data-dev");
         String profile = "demo";
         List<String> simArgs = new ArrayList<>();
+        String gateways = "local";
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -52,6 +53,12 @@ public final class DevCommand {
                 case "--host" -> host = v;
                 case "--data-dir" -> data = Path.of(v).toAbsolutePath();
                 case "--profile" -> profile = v;
+                case "--gateways" -> {
+                    if (!v.equals("local") && !v.equals("remote")) {
+                        throw new IllegalArgumentException("--gateways is local or remote");
+                    }
+                    gateways = v;
+                }
                 case "--sim" -> {
                     if (i + 1 >= args.length) {
                         throw new IllegalArgumentException("--sim needs a flag and a value");
@@ -64,7 +71,8 @@ public final class DevCommand {
         }
         List<String> sim = new ArrayList<>(List.of("--profile", profile));
         sim.addAll(simArgs);
-        DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim, Map.of());
+        DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim,
+                gateways.equals("remote") ? remoteGatewayEnv(host, base, data) : Map.of());
         return switch (args[0]) {
             case "up" -> up(cfg);
             case "down" -> {
@@ -79,6 +87,21 @@ public final class DevCommand {
             }
             default -> throw new IllegalArgumentException("unknown action " + args[0] + " (up, down, reset)");
         };
+    }
+
+    /**
+     * {@code --gateways remote}: the ingester also serves its feed on TCP (base port + 9, a fresh
+     * random secret) and gateway-b follows it from its own empty data directory, as a gateway on
+     * another node would; gateway-a stays local.
+     */
+    static Map<String, Map<String, String>> remoteGatewayEnv(String host, int basePort, Path data) {
+        byte[] raw = new byte[24];
+        new java.security.SecureRandom().nextBytes(raw);
+        String secret = java.util.HexFormat.of().formatHex(raw);
+        String addr = host + ":" + (basePort + 9);
+        return Map.of("ingester", Map.of("JETSTREAM_FEED_TCP_ADDR", addr, "JETSTREAM_FEED_SECRET", secret),
+                "gateway-b", Map.of("JETSTREAM_FEED_ADDR", addr, "JETSTREAM_FEED_SECRET", secret,
+                        "JETSTREAM_DATA_DIR", data.resolve("remote-gateway-b").toAbsolutePath().toString()));
     }
 
     private int up(DevStack.Config cfg) throws Exception {
