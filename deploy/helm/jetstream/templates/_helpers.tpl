@@ -185,3 +185,46 @@ memory limit. Call with (dict "root" $ "v" .Values.ingester).
 - name: JDK_JAVA_OPTIONS
   value: {{ printf "-XX:MaxRAMPercentage=%v -XX:+ExitOnOutOfMemoryError" .v.maxRAMPercentage | quote }}
 {{- end -}}
+
+{{/* "true" when the gateways run in remote mode (TCP feed, no data volume, any node). */}}
+{{- define "jetstream.gatewayRemote" -}}
+{{- if eq .Values.gateway.mode "remote" }}true{{ end -}}
+{{- end -}}
+
+{{/* The Secret holding the feed's shared secret; remote mode without one fails the rendering. */}}
+{{- define "jetstream.feedSecretName" -}}
+{{- if and (not .Values.feed.secret.existingSecret) (not .Values.feed.secret.value) -}}
+{{- fail "gateway.mode remote needs feed.secret.value or feed.secret.existingSecret (the TCP feed never runs unauthenticated)" -}}
+{{- end -}}
+{{- .Values.feed.secret.existingSecret | default (printf "%s-feed" (include "jetstream.fullname" .)) -}}
+{{- end -}}
+
+{{- define "jetstream.feedSecretKey" -}}
+{{- if .Values.feed.secret.existingSecret }}{{ .Values.feed.secret.existingSecretKey }}{{ else }}secret{{ end -}}
+{{- end -}}
+
+{{/* Feed secret (and TLS) volumes of the ingester and remote gateways, as list items (indent 2 under volumes:). */}}
+{{- define "jetstream.feedVolumes" -}}
+- name: feed-secret
+  secret:
+    secretName: {{ include "jetstream.feedSecretName" . }}
+    items:
+      - key: {{ include "jetstream.feedSecretKey" . }}
+        path: secret
+{{- if .Values.feed.tlsSecret }}
+- name: feed-tls
+  secret:
+    secretName: {{ .Values.feed.tlsSecret }}
+{{- end }}
+{{- end -}}
+
+{{- define "jetstream.feedVolumeMounts" -}}
+- name: feed-secret
+  mountPath: /etc/jetstream/feed
+  readOnly: true
+{{- if .Values.feed.tlsSecret }}
+- name: feed-tls
+  mountPath: /etc/jetstream/feed-tls
+  readOnly: true
+{{- end }}
+{{- end -}}

@@ -26,6 +26,9 @@ import jetstream.replay.BlockCache;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
 import jetstream.replay.CursorResolver;
+import jetstream.feed.FeedAuth;
+import jetstream.feed.FeedClient;
+import jetstream.feed.FeedTls;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.ZstdFrames;
@@ -178,10 +181,39 @@ public class Gateway {
         sweeper = vertx.setPeriodic(1000, id -> sweep());
     }
 
-    /** Starts following {@code <data-dir>/run/feed.sock}. */
+    /** The UNIX socket {@code <data-dir>/run/feed.sock}, or the ingester's TCP feed when {@code JETSTREAM_FEED_ADDR} is set. */
+    private FeedClient.Options feedOptions(Path dataDir) {
+        String addr = config.feedAddr().orElse("");
+        if (addr.isBlank()) {
+            return FeedClient.Options.defaults(dataDir.resolve("run").resolve("feed.sock"));
+        }
+        int colon = addr.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalStateException("JETSTREAM_FEED_ADDR '" + addr + "' is not host:port");
+        }
+        try {
+            byte[] secret = FeedAuth.loadSecret(config.feedSecret().orElse(""), config.feedSecretFile().orElse(""));
+            if (secret == null) {
+                throw new IllegalStateException("JETSTREAM_FEED_ADDR needs JETSTREAM_FEED_SECRET or JETSTREAM_FEED_SECRET_FILE");
+            }
+            String ca = config.feedTlsCa().orElse("");
+            javax.net.ssl.SSLContext tls = ca.isBlank() ? null : FeedTls.client(Path.of(ca));
+            String host = addr.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            LOG.infof("following the ingester's TCP feed at %s (%s)", addr, tls == null ? "plain" : "TLS");
+            return FeedClient.Options.remote(new FeedClient.Remote(host, Integer.parseInt(addr.substring(colon + 1)),
+                    secret, tls));
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("feed settings: " + e.getMessage(), e);
+        }
+    }
+
+    /** Starts following the ingester's feed (UNIX socket, or TCP in remote mode). */
     void startFeed() {
         Path dataDir = Path.of(config.dataDir());
-        feed = new FeedFollower(dataDir.resolve("run").resolve("feed.sock"), ring, cold.vacancies(), cold.catalog(),
+        feed = new FeedFollower(feedOptions(dataDir), ring, cold.vacancies(), cold.catalog(),
                 coldPool, new FeedFollower.State() {
                     @Override
                     public void phase(String stored) {

@@ -89,4 +89,19 @@ public interface GatewayConfig {
      * on the status page; default {@code <hostname>-<pid>} (gateway-specific).
      */
     Optional<String> gatewayId();
+
+    /**
+     * {@code JETSTREAM_FEED_ADDR}: {@code host:port} of the ingester's TCP feed; set, the gateway follows
+     * it instead of {@code <data-dir>/run/feed.sock} (remote mode, docs/configuration.md).
+     */
+    Optional<String> feedAddr();
+
+    /** {@code JETSTREAM_FEED_SECRET}: the TCP feed's shared secret. */
+    Optional<String> feedSecret();
+
+    /** {@code JETSTREAM_FEED_SECRET_FILE}: the secret from a file (a mounted Kubernetes Secret). */
+    Optional<String> feedSecretFile();
+
+    /** {@code JETSTREAM_FEED_TLS_CA}: PEM certificates to trust for a TLS feed; empty = plain TCP. */
+    Optional<String> feedTlsCa();
 }

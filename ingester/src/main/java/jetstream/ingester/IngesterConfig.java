@@ -159,6 +159,30 @@ public interface IngesterConfig {
 
     Compaction compaction();
 
+    Feed feed();
+
+    /** The readable-log feed over TCP for readers on other nodes (docs/feed-protocol.md), {@code JETSTREAM_FEED_*}. */
+    interface Feed {
+        /** {@code JETSTREAM_FEED_TCP_ADDR}: {@code [host]:port} of the TCP feed; empty = off (UNIX socket only). */
+        java.util.Optional<String> tcpAddr();
+
+        /** {@code JETSTREAM_FEED_SECRET}: the shared secret readers prove in the handshake (at least 16 bytes). */
+        java.util.Optional<String> secret();
+
+        /** {@code JETSTREAM_FEED_SECRET_FILE}: the secret from a file (a mounted Kubernetes Secret) instead. */
+        java.util.Optional<String> secretFile();
+
+        /** {@code JETSTREAM_FEED_TLS_CERT}: PEM certificate chain; with the key, the TCP feed speaks TLS. */
+        java.util.Optional<String> tlsCert();
+
+        /** {@code JETSTREAM_FEED_TLS_KEY}: PEM PKCS#8 private key of that certificate. */
+        java.util.Optional<String> tlsKey();
+
+        /** {@code JETSTREAM_FEED_TCP_MAX_READERS}: concurrent TCP readers (one thread each); more are refused. */
+        @WithDefault("64")
+        int tcpMaxReaders();
+    }
+
     /** Compaction (spec §3.3, facts §8.2 flags). */
     interface Compaction {
         /** {@code JETSTREAM_COMPACTION_INTERVAL}: time between passes; 0 disables compaction, merge tail included. */

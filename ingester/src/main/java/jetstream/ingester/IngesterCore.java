@@ -15,6 +15,7 @@ import jetstream.feed.FeedFrame;
 import jetstream.feed.LifecyclePhase;
 import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.feed.FeedServer;
+import jetstream.ingester.feed.FeedTcpServer;
 import jetstream.ingester.backfill.HostnamePolicy;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.live.LiveConsumer;
@@ -198,6 +199,7 @@ public final class IngesterCore implements AutoCloseable {
     private final ReentrantLock rewriteLock;
     private final Compactor compactor;
     private final IngestMetrics metrics;
+    private volatile FeedTcpServer tcpFeed;
 
     private IngesterCore(Settings settings, MetaStore store, SteadyWriter writer, FeedServer feed, PhaseMachine phases,
                          ReentrantLock rewriteLock, Compactor compactor, IngestMetrics metrics) {
@@ -317,6 +319,24 @@ public final class IngesterCore implements AutoCloseable {
         return feed;
     }
 
+    /** Serves the readable log over TCP too (off unless {@code JETSTREAM_FEED_TCP_ADDR} is set). */
+    public synchronized FeedTcpServer startTcpFeed(FeedTcpServer.Config config, Consumer<Throwable> onFatal)
+            throws IOException {
+        if (tcpFeed != null) {
+            throw new IllegalStateException("the TCP feed is already started");
+        }
+        FeedTcpServer t = new FeedTcpServer(config, writer.log(), metrics);
+        feed.alsoWake(t::wake);
+        t.start(onFatal);
+        tcpFeed = t;
+        return t;
+    }
+
+    /** The TCP feed, null when it is off. */
+    public FeedTcpServer tcpFeed() {
+        return tcpFeed;
+    }
+
     /** The live consumer of the current phase (capture or archive), null between phases or without a relay. */
     public LiveConsumer live() {
         return phases.live();
@@ -356,6 +376,10 @@ public final class IngesterCore implements AutoCloseable {
         }
         phases.close();
         writer.close();
+        FeedTcpServer t = tcpFeed;
+        if (t != null) {
+            t.close();
+        }
         feed.close();
         store.close();
     }

@@ -11,7 +11,10 @@ import java.nio.file.Path;
 import io.vertx.ext.web.Router;
 import java.nio.file.Files;
 import java.util.function.UnaryOperator;
+import jetstream.feed.FeedAuth;
+import jetstream.feed.FeedTls;
 import jetstream.feed.LifecyclePhase;
+import jetstream.ingester.feed.FeedTcpServer;
 import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.compaction.Compactor;
 import jetstream.ingester.importer.ImportEndpoints;
@@ -71,6 +74,7 @@ public class IngesterService {
                 .build();
         core = IngesterCore.open(s, registry, IngesterService::fatal);
         IngesterCore c = core;
+        startTcpFeed(c);
         java.util.Optional<Path> configured = config.timestampImport().dir().filter(d -> !d.isBlank()).map(Path::of);
         Path importDir = configured.orElse(s.dataDir().resolve("imports"));
         if (configured.isEmpty()) {
@@ -81,6 +85,34 @@ public class IngesterService {
                 c.rewriteLock(), IngesterService::fatal), registry);
         LOG.infof("ingester serving: phase %s, next seq %d, feed %s", core.phase().stored(),
                 core.writer().log().nextSeq(), core.feed().socket());
+    }
+
+    /** The TCP feed when {@code JETSTREAM_FEED_TCP_ADDR} is set; a missing secret or bad TLS files fail startup. */
+    private void startTcpFeed(IngesterCore c) throws IOException {
+        IngesterConfig.Feed f = config.feed();
+        String addr = f.tcpAddr().orElse("");
+        if (addr.isBlank()) {
+            return;
+        }
+        byte[] secret = FeedAuth.loadSecret(f.secret().orElse(""), f.secretFile().orElse(""));
+        if (secret == null) {
+            throw new IllegalStateException("JETSTREAM_FEED_TCP_ADDR is set without JETSTREAM_FEED_SECRET or"
+                    + " JETSTREAM_FEED_SECRET_FILE: the TCP feed never runs unauthenticated");
+        }
+        String cert = f.tlsCert().orElse("");
+        String key = f.tlsKey().orElse("");
+        if (cert.isBlank() != key.isBlank()) {
+            throw new IllegalStateException("set both JETSTREAM_FEED_TLS_CERT and JETSTREAM_FEED_TLS_KEY, or neither");
+        }
+        javax.net.ssl.SSLContext tls;
+        try {
+            tls = cert.isBlank() ? null : FeedTls.server(Path.of(cert), Path.of(key));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("feed TLS: " + e.getMessage(), e);
+        }
+        FeedTcpServer t = c.startTcpFeed(FeedTcpServer.Config.parse(addr, secret, tls, f.tcpMaxReaders()),
+                IngesterService::fatal);
+        LOG.infof("feed also on TCP port %d (%s)", t.port(), tls == null ? "plain, shared secret" : "TLS, shared secret");
     }
 
     /** The identity route, or the development host map (announced loudly: it must never be set in production). */

@@ -2,6 +2,11 @@ package jetstream.feed;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -15,6 +20,9 @@ import java.util.NoSuchElementException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import jetstream.atproto.DecodeException;
 
 /**
@@ -41,9 +49,35 @@ public final class FeedClient implements Closeable {
         default void onDisconnected(Exception cause) {}
     }
 
-    public record Options(Path socket, Duration minBackoff, Duration maxBackoff, Duration idleTimeout) {
+    /**
+     * Where and how to connect: the UNIX socket {@code socket}, or, when {@code remote} is set, the
+     * ingester's TCP feed (then {@code socket} only names the client thread).
+     */
+    public record Options(Path socket, Duration minBackoff, Duration maxBackoff, Duration idleTimeout, Remote remote) {
+        public Options(Path socket, Duration minBackoff, Duration maxBackoff, Duration idleTimeout) {
+            this(socket, minBackoff, maxBackoff, idleTimeout, null);
+        }
+
         public static Options defaults(Path socket) {
             return new Options(socket, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(10));
+        }
+
+        /** The default timings against a TCP feed. */
+        public static Options remote(Remote remote) {
+            return new Options(Path.of(remote.host() + ":" + remote.port()), Duration.ofMillis(50),
+                    Duration.ofSeconds(5), Duration.ofSeconds(10), remote);
+        }
+    }
+
+    /**
+     * The ingester's TCP feed: {@code host:port}, the shared secret answering the handshake, and
+     * {@code tls} (null = plain TCP; otherwise the server certificate is verified, hostname included).
+     */
+    public record Remote(String host, int port, byte[] secret, SSLContext tls) {
+        public Remote {
+            if (secret == null || secret.length == 0) {
+                throw new IllegalArgumentException("a TCP feed needs the shared secret");
+            }
         }
     }
 
@@ -55,6 +89,7 @@ public final class FeedClient implements Closeable {
     private volatile long lastEventSeq;
     private volatile long connections;
     private volatile Throwable failure;
+    private volatile Socket tcp;
     private final long fromSeq;
 
     private FeedClient(Options options, long fromSeq, Listener listener) throws IOException {
@@ -135,6 +170,9 @@ public final class FeedClient implements Closeable {
 
     /** One connection; true when the client should stop (closed or too old). */
     private boolean session() throws IOException {
+        if (options.remote() != null) {
+            return tcpSession(options.remote());
+        }
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(options.socket()));
             ByteBuffer req = ByteBuffer.wrap(FeedCodec.encode(new FeedFrame.Subscribe(resumeSeq())));
@@ -144,7 +182,11 @@ public final class FeedClient implements Closeable {
             ch.configureBlocking(false);
             SelectionKey key = ch.register(selector, SelectionKey.OP_READ);
             try {
-                return readLoop(ch);
+                return readLoop((buf, waitMillis) -> {
+                    selector.select(waitMillis);
+                    selector.selectedKeys().clear();
+                    return ch.read(buf);
+                });
             } finally {
                 key.cancel();
                 selector.selectNow();
@@ -152,16 +194,89 @@ public final class FeedClient implements Closeable {
         }
     }
 
-    private boolean readLoop(SocketChannel ch) throws IOException {
+    /** Reads into {@code buf}, waiting up to about {@code waitMillis}: bytes read, 0 on none yet, -1 at end. */
+    private interface Source {
+        int read(ByteBuffer buf, long waitMillis) throws IOException;
+    }
+
+    /**
+     * One TCP connection: answer the ingester's challenge with the HMAC of the shared secret, then
+     * subscribe; the socket is closed by {@link #close()} to end a blocked read.
+     */
+    private boolean tcpSession(Remote r) throws IOException {
+        long idleMillis = options.idleTimeout().toMillis();
+        try (Socket s = r.tls() != null ? r.tls().getSocketFactory().createSocket() : new Socket()) {
+            tcp = s;
+            if (closed) {
+                return true;
+            }
+            s.setTcpNoDelay(true);
+            s.setSoTimeout((int) Math.max(1, idleMillis));
+            s.connect(new InetSocketAddress(r.host(), r.port()), (int) Math.max(1, idleMillis));
+            if (s instanceof SSLSocket ssl) {
+                SSLParameters p = ssl.getSSLParameters();
+                p.setEndpointIdentificationAlgorithm("HTTPS");
+                ssl.setSSLParameters(p);
+                ssl.startHandshake();
+            }
+            InputStream in = s.getInputStream();
+            byte[] head = in.readNBytes(FeedCodec.LENGTH_PREFIX);
+            if (head.length < FeedCodec.LENGTH_PREFIX) {
+                throw new IOException("feed closed before its challenge");
+            }
+            int len = FeedCodec.contentLength(head, 0);
+            if (len != 1 + FeedAuth.NONCE_BYTES) {
+                throw new DecodeException("feed_protocol", "first TCP frame of " + len + " bytes is not a challenge");
+            }
+            byte[] body = in.readNBytes(len);
+            if (body.length < len) {
+                throw new IOException("feed closed inside its challenge");
+            }
+            if (!(FeedCodec.decode(body, 0, len) instanceof FeedFrame.AuthChallenge c)) {
+                throw new DecodeException("feed_protocol", "first TCP frame is not a challenge");
+            }
+            byte[] auth = FeedCodec.encode(new FeedFrame.Auth(FeedAuth.mac(r.secret(), c.nonce())));
+            byte[] sub = FeedCodec.encode(new FeedFrame.Subscribe(resumeSeq()));
+            OutputStream out = s.getOutputStream();
+            byte[] both = new byte[auth.length + sub.length];
+            System.arraycopy(auth, 0, both, 0, auth.length);
+            System.arraycopy(sub, 0, both, auth.length, sub.length);
+            out.write(both);
+            out.flush();
+            s.setSoTimeout((int) Math.max(1, idleMillis / 4));
+            return readLoop((buf, waitMillis) -> {
+                try {
+                    int n = in.read(buf.array(), buf.arrayOffset() + buf.position(), buf.remaining());
+                    if (n > 0) {
+                        buf.position(buf.position() + n);
+                    }
+                    return n;
+                } catch (SocketTimeoutException e) {
+                    return 0;
+                }
+            });
+        } catch (IOException e) {
+            if (closed) {
+                return true;
+            }
+            throw e;
+        } finally {
+            tcp = null;
+        }
+    }
+
+    private boolean readLoop(Source src) throws IOException {
         ByteBuffer buf = ByteBuffer.allocate(64 << 10);
         long idleMillis = options.idleTimeout().toMillis();
         long lastData = System.nanoTime();
         boolean subscribed = false;
         while (!closed) {
-            selector.select(Math.max(1, idleMillis / 4));
-            selector.selectedKeys().clear();
-            int n = ch.read(buf);
+            int n = src.read(buf, Math.max(1, idleMillis / 4));
             if (n < 0) {
+                if (!subscribed) {
+                    // refused (a TCP feed's bad secret) or a broken ingester: back off, do not spin
+                    throw new IOException("feed closed before subscribed");
+                }
                 return false;
             }
             if (n == 0) {
@@ -212,11 +327,23 @@ public final class FeedClient implements Closeable {
         return true;
     }
 
+    private void closeTcp() {
+        Socket s = tcp;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing only unblocks the client thread's read
+            }
+        }
+    }
+
     /** Stops the client thread and waits for it. */
     @Override
     public void close() {
         closed = true;
         selector.wakeup();
+        closeTcp();
         try {
             thread.join(10_000);
         } catch (InterruptedException e) {
@@ -322,6 +449,7 @@ public final class FeedClient implements Closeable {
             queue.clear();
             client.selector.wakeup();
             client.thread.interrupt();
+            client.closeTcp();
             client.close();
         }
     }

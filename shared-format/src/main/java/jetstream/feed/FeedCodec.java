@@ -79,6 +79,10 @@ public final class FeedCodec {
             o.b.putLong(f.startSeq()).putLong(f.floorSeq()).putLong(f.durableSeq()).putLong(f.nextSeq());
         } else if (frame instanceof FeedFrame.TooOld f) {
             o.b.putLong(f.requestedSeq()).putLong(f.floorSeq());
+        } else if (frame instanceof FeedFrame.AuthChallenge f) {
+            o.fixed(f.nonce(), FeedAuth.NONCE_BYTES);
+        } else if (frame instanceof FeedFrame.Auth f) {
+            o.fixed(f.mac(), FeedAuth.MAC_BYTES);
         } else if (frame instanceof FeedFrame.Watermark f) {
             o.b.putLong(f.durableSeq());
         } else if (frame instanceof FeedFrame.VacancyNotice f) {
@@ -126,6 +130,8 @@ public final class FeedCodec {
             case FeedFrame.SUBSCRIBE -> new FeedFrame.Subscribe(in.u64());
             case FeedFrame.SUBSCRIBED -> new FeedFrame.Subscribed(in.u64(), in.u64(), in.u64(), in.u64());
             case FeedFrame.TOO_OLD -> new FeedFrame.TooOld(in.u64(), in.u64());
+            case FeedFrame.AUTH_CHALLENGE -> new FeedFrame.AuthChallenge(in.bytes(FeedAuth.NONCE_BYTES));
+            case FeedFrame.AUTH -> new FeedFrame.Auth(in.bytes(FeedAuth.MAC_BYTES));
             case FeedFrame.EVENT -> event(in);
             case FeedFrame.WATERMARK -> new FeedFrame.Watermark(in.u64());
             case FeedFrame.VACANCY -> vacancy(in);
@@ -226,6 +232,13 @@ public final class FeedCodec {
                 b = bigger;
             }
             b.putShort((short) u.length).put(u);
+        }
+
+        void fixed(byte[] v, int len) {
+            if (v.length != len) {
+                throw new IllegalArgumentException("field of " + v.length + " bytes, expected " + len);
+            }
+            b.put(v);
         }
 
         byte[] finish() {

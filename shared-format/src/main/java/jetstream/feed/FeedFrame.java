@@ -10,6 +10,8 @@ public sealed interface FeedFrame {
     byte SUBSCRIBE = 0x01;
     byte SUBSCRIBED = 0x02;
     byte TOO_OLD = 0x03;
+    byte AUTH_CHALLENGE = 0x04;
+    byte AUTH = 0x05;
     byte EVENT = 0x10;
     byte WATERMARK = 0x11;
     byte VACANCY = 0x12;
@@ -55,6 +57,43 @@ public sealed interface FeedFrame {
     record TooOld(long requestedSeq, long floorSeq) implements FeedFrame {
         public byte type() {
             return TOO_OLD;
+        }
+    }
+
+    /**
+     * Ingester → reader, first frame of a TCP feed connection: a fresh random {@code nonce}
+     * ({@link FeedAuth#NONCE_BYTES} bytes) the reader must answer with {@link Auth}.
+     */
+    record AuthChallenge(byte[] nonce) implements FeedFrame {
+        public byte type() {
+            return AUTH_CHALLENGE;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof AuthChallenge a && Arrays.equals(nonce, a.nonce);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(nonce);
+        }
+    }
+
+    /** Reader → ingester on TCP, before {@link Subscribe}: {@code mac = HMAC-SHA256(secret, nonce)}. */
+    record Auth(byte[] mac) implements FeedFrame {
+        public byte type() {
+            return AUTH;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Auth a && Arrays.equals(mac, a.mac);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(mac);
         }
     }
 

@@ -30,7 +30,8 @@ class FeedCodecTest {
                 new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5), new FeedFrame.CompactionDeadline(0, 0, 0, 0, 0),
                 new FeedFrame.CompactionDeadline(1_800_000_000_000_000L, 77, 1_790_000_000_000_000L, 3, 9),
                 new FeedFrame.ImportStatus("job-1", "running ✓", 1, 2, 3, 4), new FeedFrame.ImportStatus("", "", 0, 0, 0, 0),
-                new FeedFrame.Heartbeat(1, 2, 3)));
+                new FeedFrame.Heartbeat(1, 2, 3), new FeedFrame.AuthChallenge(FeedAuth.nonce()),
+                new FeedFrame.Auth(FeedAuth.mac(new byte[16], new byte[32]))));
         for (int i = 0; i < 50; i++) {
             out.add(randomEvent(r, i + 1));
         }
@@ -82,7 +83,7 @@ class FeedCodecTest {
             assertEquals(f, roundTrip(FeedCodec.encode(f)));
         }
         types = (int) frames.stream().map(FeedFrame::type).distinct().count();
-        assertEquals(14, types, "every frame type is covered");
+        assertEquals(16, types, "every frame type is covered");
     }
 
     @Test

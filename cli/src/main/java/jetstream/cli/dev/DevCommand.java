@@ -50,6 +50,13 @@ public final class DevCommand implements Callable<Integer> {
     @Option(names = "--profile", paramLabel = "NAME", defaultValue = "demo", description = "the simulator's profile (default ${DEFAULT-VALUE})")
     String profile;
 
+    /** Where gateway-b reads the feed: the UNIX socket beside it, or the ingester's TCP feed from an empty directory. */
+    enum Gateways { local, remote }
+
+    @Option(names = "--gateways", paramLabel = "MODE", defaultValue = "local",
+            description = "${COMPLETION-CANDIDATES}: remote makes gateway-b follow the ingester's TCP feed (default ${DEFAULT-VALUE})")
+    Gateways gateways;
+
     @Option(names = "--sim", arity = "2", paramLabel = "FLAG VALUE", hideParamSyntax = true, description = "one more simulator flag, repeatable")
     List<String> simFlags = new ArrayList<>();
 
@@ -72,7 +79,8 @@ public final class DevCommand implements Callable<Integer> {
             sim.add("--" + simFlags.get(i).replaceFirst("^--", ""));
             sim.add(simFlags.get(i + 1));
         }
-        DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim, Map.of());
+        DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim,
+                gateways == Gateways.remote ? remoteGatewayEnv(host, base, data) : Map.of());
         return switch (action) {
             case up -> up(cfg);
             case down -> {
@@ -86,6 +94,21 @@ public final class DevCommand implements Callable<Integer> {
                 yield 0;
             }
         };
+    }
+
+    /**
+     * {@code --gateways remote}: the ingester also serves its feed on TCP (base port + 9, a fresh
+     * random secret) and gateway-b follows it from its own empty data directory, as a gateway on
+     * another node would; gateway-a stays local.
+     */
+    static Map<String, Map<String, String>> remoteGatewayEnv(String host, int basePort, Path data) {
+        byte[] raw = new byte[24];
+        new java.security.SecureRandom().nextBytes(raw);
+        String secret = java.util.HexFormat.of().formatHex(raw);
+        String addr = host + ":" + (basePort + 9);
+        return Map.of("ingester", Map.of("JETSTREAM_FEED_TCP_ADDR", addr, "JETSTREAM_FEED_SECRET", secret),
+                "gateway-b", Map.of("JETSTREAM_FEED_ADDR", addr, "JETSTREAM_FEED_SECRET", secret,
+                        "JETSTREAM_DATA_DIR", data.resolve("remote-gateway-b").toAbsolutePath().toString()));
     }
 
     private int up(DevStack.Config cfg) throws Exception {

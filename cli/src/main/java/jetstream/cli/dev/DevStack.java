@@ -243,7 +243,8 @@ public final class DevStack implements AutoCloseable {
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
                 env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
                 env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.gatewayManagementPort(name.equals("gateway-a") ? 0 : 1)));
-                env.put("JETSTREAM_DATA_DIR", data);
+                // a remote-mode gateway (dev up --gateways remote) brings its own, empty, data directory
+                env.putIfAbsent("JETSTREAM_DATA_DIR", data);
                 // the status page lists the gateways by these names (data/run/gateway-<id>.json)
                 env.put("JETSTREAM_GATEWAY_ID", name);
                 // the front door connects from loopback and names the client in X-Forwarded-For: the per-IP

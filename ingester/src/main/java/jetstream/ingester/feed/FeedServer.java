@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import jetstream.atproto.DecodeException;
 import jetstream.feed.FeedCodec;
@@ -39,6 +40,7 @@ public final class FeedServer implements AutoCloseable {
     private final Thread thread;
     private final AtomicBoolean wakePending = new AtomicBoolean();
     private final Set<Reader> readers = new HashSet<>();
+    private final List<Runnable> alsoWake = new CopyOnWriteArrayList<>();
     private volatile boolean running = true;
     private volatile int readerCount;
 
@@ -93,6 +95,14 @@ public final class FeedServer implements AutoCloseable {
         if (!wakePending.getAndSet(true)) {
             selector.wakeup();
         }
+        for (Runnable r : alsoWake) {
+            r.run();
+        }
+    }
+
+    /** Another server of the same log (the TCP feed) to wake after every append. */
+    public void alsoWake(Runnable r) {
+        alsoWake.add(r);
     }
 
     public int readerCount() {
