@@ -41,7 +41,12 @@ class ScaleCampaignTest {
         cfg.eventsPerSecond = Double.parseDouble(System.getProperty("jetstream.scale.events", "50"));
         Path data = dir.resolve("data");
         Path log = dir.resolve("ingester.log");
-        List<String> jvm = List.of("-Xmx" + heap, "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError");
+        List<String> jvm = new java.util.ArrayList<>(List.of("-Xmx" + heap, "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError"));
+        // e.g. -Djetstream.scale.jvm=-XX:StartFlightRecording=filename=/tmp/child.jfr to profile the ingester
+        String extra = System.getProperty("jetstream.scale.jvm", "");
+        if (!extra.isBlank()) {
+            jvm.addAll(List.of(extra.trim().split("\\s+")));
+        }
         long started = System.nanoTime();
         long peakHeap = 0;
         try (Simulator sim = Simulator.start(cfg)) {
@@ -85,6 +90,8 @@ class ScaleCampaignTest {
                 second.send("stop");
                 String[] c = second.await("CLOSED ", 120).split(" ");
                 closed = new long[] {Long.parseLong(c[1]), Long.parseLong(c[2])};
+                // let it exit on its own (a flight recording is written at exit)
+                second.process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
             }
             Map<RepoStatus.Status, Long> counts = new EnumMap<>(RepoStatus.Status.class);
             try (MetaStore store = MetaStore.open(data)) {
