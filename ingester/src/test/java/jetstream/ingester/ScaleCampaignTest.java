@@ -76,6 +76,7 @@ class ScaleCampaignTest {
                 do {
                     p = phases.next(first, deadline);
                 } while (p.done() < repos / 3 && "bootstrap".equals(p.phase()));
+                dumpRecording(first, 1);
                 first.kill();
                 System.out.printf("SCALE incarnation 1: killed -9 in %s with %d/%d repos done at %.0f s%n", p.phase(),
                         p.done(), p.total(), secs(started));
@@ -88,6 +89,7 @@ class ScaleCampaignTest {
                     p = phases.next(second, deadline);
                 } while ("bootstrap".equals(p.phase()));
                 killedInMerge = "merging".equals(p.phase());
+                dumpRecording(second, 2);
                 second.kill();
                 System.out.printf("SCALE incarnation 2: killed -9 in %s with %d/%d repos done at %.0f s%n", p.phase(),
                         p.done(), p.total(), secs(started));
@@ -151,6 +153,20 @@ class ScaleCampaignTest {
             assertTrue(phases.peakHeap() <= heapLimit && closed[0] <= heapLimit, "heap bounded by " + heap);
             assertEquals(List.of(), fold.wrong(), "sampled DIDs whose archive fold differs from ground truth");
             assertTrue(fold.equal() >= fold.sampled() * 9 / 10, fold.equal() + " of " + fold.sampled() + " sampled DIDs equal");
+        }
+    }
+
+    /**
+     * With {@code -Djetstream.scale.jfr=<prefix>} (and a flight recording started through
+     * {@code jetstream.scale.jvm}), dumps the recording of an incarnation about to be killed to
+     * {@code <prefix>-<n>.jfr}: a {@code kill -9} loses it otherwise.
+     */
+    private static void dumpRecording(ChildProcess child, int n) throws Exception {
+        String prefix = System.getProperty("jetstream.scale.jfr", "");
+        if (!prefix.isBlank()) {
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(child.process.pid()), "JFR.dump", "filename=" + prefix + "-" + n + ".jfr").inheritIO().start();
+            p.waitFor(120, TimeUnit.SECONDS);
         }
     }
 
