@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * as it is merging, the third runs to steady state and takes {@code jetstream.scale.events} live
  * events/s (2,000) for {@code jetstream.scale.minutes} (10); during bootstrap and merge the live tail
  * runs at {@code jetstream.scale.tail} events/s (50). Then the live traffic stops, the ingester
- * catches up with the relay head and stops gracefully. Fails when the ingester dies (an
+ * catches up with the relay head (and finishes its pending resyncs, whose DIDs' events are held
+ * until then) and stops gracefully. Fails when the ingester dies (an
  * OutOfMemoryError included), when a repo is left not_started/pending, when fewer than 99 % end
  * complete or unavailable, when the sampled heap exceeds the limit, or when any of
  * {@code jetstream.scale.sample} (1,000) random DIDs folded from the archive differs from the
@@ -114,7 +115,8 @@ class ScaleCampaignTest {
                 steadyEventsPerSecond = (p.cursor() - cursor0) / secs(steadyStart);
                 live.rate(0);
                 long head = sim.headSeq();
-                while (p.cursor() < head) {
+                // applied through the head, and no DID's events still held for a whole-repo replacement
+                while (p.cursor() < head || p.pendingResyncs() > 0) {
                     p = phases.next(third, deadline);
                 }
                 System.out.printf("SCALE steady state: %.0f events/s archived for %.1f min (offered %.0f/s); caught up with"

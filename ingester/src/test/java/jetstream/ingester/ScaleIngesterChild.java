@@ -22,7 +22,7 @@ import jetstream.segment.io.SegmentWriter;
  * The scale campaign's ingester ({@link ScaleCampaignTest}): the real core (bootstrap, merge,
  * steady state) with production-sized backfill settings against the simulator in the parent.
  * Prints {@code PROGRESS <phase> <repos done> <repos known> <heap used> <upstream cursor> <backfill
- * records> <process CPU ns> <RSS>} every second and, on
+ * records> <process CPU ns> <RSS> <pending resyncs>} every second and, on
  * {@code stop}, closes and prints {@code CLOSED <peak heap> <peak RSS>} (bytes; RSS from
  * {@code VmHWM}). Args: dataDir, simulator URL, {@code host=url,...}.
  */
@@ -52,7 +52,7 @@ public final class ScaleIngesterChild {
                             + value(registry, "jetstream_livestream_upstream_cursor") + " "
                             + value(registry, "jetstream_backfill_records_total") + " "
                             + ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                                    .getProcessCpuTime() + " " + procStatus("VmRSS:"));
+                                    .getProcessCpuTime() + " " + procStatus("VmRSS:") + " " + pendingResyncs(core));
                     System.out.flush();
                     Thread.sleep(1000);
                 }
@@ -78,6 +78,12 @@ public final class ScaleIngesterChild {
         System.out.println("CLOSED " + peakHeap + " " + procStatus("VmHWM:"));
         System.out.flush();
         System.exit(0);
+    }
+
+    /** DIDs whose live events wait for a whole-repo replacement (held: not in the archive yet); 0 before the live consumer. */
+    private static int pendingResyncs(IngesterCore core) {
+        jetstream.ingester.live.LiveConsumer live = core.live();
+        return live == null ? 0 : live.pendingResyncs();
     }
 
     /** A gauge's or counter's value, 0 while it is not registered. */

@@ -10,11 +10,12 @@ import java.util.Map;
  */
 final class ScalePhases {
     /** One {@code PROGRESS} line. */
-    record Line(String phase, long done, long total, long heap, long cursor, long records, long cpu, long rss) {
+    record Line(String phase, long done, long total, long heap, long cursor, long records, long cpu, long rss,
+                long pendingResyncs) {
         static Line parse(String line) {
             String[] f = line.split(" ");
             return new Line(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]),
-                    Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]));
+                    Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]), Long.parseLong(f[9]));
         }
     }
 
