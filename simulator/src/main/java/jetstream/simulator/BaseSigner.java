@@ -1,10 +1,6 @@
 package jetstream.simulator;
 
 import java.math.BigInteger;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.crypto.Sha256;
@@ -50,13 +46,7 @@ final class BaseSigner {
 
     /** A version-3 commit (prev null) by the key with scalar {@code d}; the object {@link Commit#sign} makes. */
     Commit commit(String did, Cid data, String rev, BigInteger d, int index) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("did", did);
-        m.put("version", (long) Commit.VERSION);
-        m.put("data", data);
-        m.put("rev", rev);
-        m.put("prev", null);
-        byte[] unsigned = DagCbor.encode(m);
+        byte[] unsigned = LiveSigner.unsigned(did, data, rev);
         byte[] sig = sign(d, index, unsigned);
         return sig == null ? null : new Commit(did, Commit.VERSION, data, rev, null, sig, unsigned);
     }
@@ -78,19 +68,6 @@ final class BaseSigner {
         if (rx.signum() == 0 || s.signum() == 0) {
             return null;
         }
-        if (s.compareTo(halfN) > 0) {
-            s = n.subtract(s);
-        }
-        byte[] out = Arrays.copyOf(fixed32(rx), 64);
-        System.arraycopy(fixed32(s), 0, out, 32, 32);
-        return out;
-    }
-
-    private static byte[] fixed32(BigInteger v) {
-        byte[] b = v.toByteArray();
-        byte[] out = new byte[32];
-        int len = Math.min(b.length, 32);
-        System.arraycopy(b, b.length - len, out, 32 - len, len);
-        return out;
+        return LiveSigner.compact(rx, s, n, halfN);
     }
 }
