@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An account whose repository the backfill recorded {@code unavailable} becomes active again: in
- * steady state its {@code #account} event fetches the repository, the archive's fold of the DID then
+ * steady state, the bootstrap or the merge its {@code #account} event fetches the repository, the archive's fold of the DID then
  * equals the network's, and the {@code repo/} row is complete. Anything else is left alone.
  */
 @Tag("unit")
@@ -52,12 +52,22 @@ class ReactivationResyncTest {
 
     @Test
     void anUnavailableRepositoryIsFetchedWhenItsAccountIsActiveAgain() throws Exception {
+        reactivated(true);
+    }
+
+    @Test
+    void aReactivationDuringTheBootstrapOrMergeFetchesTheRepositoryToo() throws Exception {
+        // the bootstrap recorded the repo unavailable and is done with it: nothing else would ever fetch it
+        reactivated(false);
+    }
+
+    private void reactivated(boolean steadyState) throws Exception {
         String did = sim.truth().dids().get(0);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (MetaStore store = MetaStore.open(dir)) {
             put(store, gaveUp(did, RepoStatus.Status.UNAVAILABLE));
             SteadyWriter writer = writer(store, new IngestMetrics(registry));
-            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> true);
+            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> steadyState);
             c.handle(SimFrames.account(sim.truth().seq() + 1, did, true));
             assertTrue(c.awaitApplied(30_000));
             Await.until(() -> c.pendingResyncs() == 0);
@@ -76,21 +86,16 @@ class ReactivationResyncTest {
     }
 
     @Test
-    void onlyAnActiveAccountWhoseRepositoryWasUnavailableInSteadyStateIsFetched() throws Exception {
+    void onlyAnActiveAccountWhoseRepositoryWasUnavailableIsFetched() throws Exception {
         String[] dids = sim.truth().dids().toArray(String[]::new);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        boolean[] steady = {false};
         try (MetaStore store = MetaStore.open(dir)) {
-            put(store, gaveUp(dids[0], RepoStatus.Status.UNAVAILABLE));
             put(store, gaveUp(dids[1], RepoStatus.Status.FAILED));
             put(store, gaveUp(dids[2], RepoStatus.Status.UNAVAILABLE));
             SteadyWriter writer = writer(store, new IngestMetrics(registry));
-            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> steady[0]);
+            LiveConsumer c = consumer(store, writer, new IngestMetrics(registry), () -> true);
             long seq = sim.truth().seq();
-            // before steady state (the bootstrap owns the rows), a failed row (the retrier's), a deactivation, no row
-            c.handle(SimFrames.account(++seq, dids[0], true));
-            assertTrue(c.awaitApplied(30_000));
-            steady[0] = true;
+            // a failed row (the retrier's), a deactivation, no row
             c.handle(SimFrames.account(++seq, dids[1], true));
             c.handle(SimFrames.account(++seq, dids[2], false));
             c.handle(SimFrames.account(++seq, dids[3], true));
@@ -98,8 +103,8 @@ class ReactivationResyncTest {
             assertEquals(0, c.pendingResyncs());
             c.close();
             writer.close();
-            assertEquals(RepoStatus.Status.UNAVAILABLE, RepoStatus.parse(dids[0], store.get(RepoStatus.key(dids[0]))).status());
             assertEquals(RepoStatus.Status.FAILED, RepoStatus.parse(dids[1], store.get(RepoStatus.key(dids[1]))).status());
+            assertEquals(RepoStatus.Status.UNAVAILABLE, RepoStatus.parse(dids[2], store.get(RepoStatus.key(dids[2]))).status());
         }
         assertEquals(0, registry.counter("jetstream_livestream_reactivated_resyncs_total").count());
     }

@@ -3,11 +3,20 @@ package jetstream.ingester;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.StringJoiner;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import jetstream.ingester.backfill.PdsHost;
 import jetstream.ingester.backfill.RepoStatus;
 import jetstream.ingester.store.MetaStore;
 import jetstream.simulator.SimConfig;
@@ -17,95 +26,164 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The network-scale bootstrap campaign ({@code -Pscale}, BENCHMARKS.md "Scale campaign"): the
- * simulator's {@code network} profile ({@code jetstream.scale.repos} repos, default 50,000; 1,000,000
- * under {@code -Pscale}) and a child ingester at {@code -Xmx}{@code jetstream.scale.heap} (1g). The
- * ingester is killed with {@code kill -9} once a third of the repos are done, restarted, and runs
- * to steady state. Fails when the ingester dies (an OutOfMemoryError included), when fewer than
- * 99 % of the repos end complete or unavailable, when a repo is left not_started/pending, or when
- * the sampled heap ever exceeds the limit. Prints the figures (repos/s per run, peak heap, RSS).
+ * The network-scale campaign ({@code -Pscale}, BENCHMARKS.md "Scale campaign"): the simulator's
+ * {@code network} profile ({@code jetstream.scale.repos} repos, 1,000,000 under {@code -Pscale}) and
+ * a child ingester at {@code -Xmx}{@code jetstream.scale.heap}. Three incarnations on one data
+ * directory: the first is killed with {@code kill -9} a third into the bootstrap, the second as soon
+ * as it is merging, the third runs to steady state and takes {@code jetstream.scale.events} live
+ * events/s (2,000) for {@code jetstream.scale.minutes} (10); during bootstrap and merge the live tail
+ * runs at {@code jetstream.scale.tail} events/s (50). Then the live traffic stops, the ingester
+ * catches up with the relay head (and finishes its pending resyncs, whose DIDs' events are held
+ * until then) and stops gracefully. Fails when the ingester dies (an
+ * OutOfMemoryError included), when a repo is left not_started/pending, when fewer than 99 % end
+ * complete or unavailable, when the sampled heap exceeds the limit, or when any of
+ * {@code jetstream.scale.sample} (1,000) random DIDs folded from the archive differs from the
+ * simulator's ground truth without an unavailable/failed repo row. Prints per-phase figures.
  */
 @Tag("scale")
 class ScaleCampaignTest {
 
     @Test
-    void millionRepoBootstrapSurvivesKillNineInBoundedHeap(@TempDir Path dir) throws Exception {
+    void networkCampaignSurvivesKillNineInBootstrapAndMergeAndFoldsToGroundTruth(@TempDir Path dir) throws Exception {
         int repos = Integer.getInteger("jetstream.scale.repos", 50_000);
         String heap = System.getProperty("jetstream.scale.heap", "1g");
-        long heapLimit = parseSize(heap);
-        long deadlineMinutes = Long.getLong("jetstream.scale.minutes", Math.max(10, repos / 2_500));
+        double tail = Double.parseDouble(System.getProperty("jetstream.scale.tail", "50"));
+        double steadyRate = Double.parseDouble(System.getProperty("jetstream.scale.events", "2000"));
+        double steadyMinutes = Double.parseDouble(System.getProperty("jetstream.scale.minutes", "10"));
+        int sampleSize = Integer.getInteger("jetstream.scale.sample", 1000);
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(
+                Long.getLong("jetstream.scale.deadline.minutes", Math.max(20, repos / 2_500)) + (long) steadyMinutes);
         SimConfig cfg = SimConfig.network();
         cfg.seed = 20;
         cfg.accounts = repos;
         cfg.bigRepos = Math.max(2, repos / 50_000);
-        cfg.eventsPerSecond = Double.parseDouble(System.getProperty("jetstream.scale.events", "50"));
+        cfg.eventsPerSecond = 0;
         Path data = dir.resolve("data");
         Path log = dir.resolve("ingester.log");
-        List<String> jvm = List.of("-Xmx" + heap, "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError");
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError"));
+        // e.g. -Djetstream.scale.jvm=-XX:StartFlightRecording=filename=/tmp/child.jfr to profile the ingester
+        String extra = System.getProperty("jetstream.scale.jvm", "");
+        if (!extra.isBlank()) {
+            jvm.addAll(List.of(extra.trim().split("\\s+")));
+        }
         long started = System.nanoTime();
-        long peakHeap = 0;
-        try (Simulator sim = Simulator.start(cfg)) {
+        ScalePhases phases = new ScalePhases();
+        try (Simulator sim = Simulator.start(cfg); LiveTraffic live = new LiveTraffic(sim, tail)) {
             StringJoiner hosts = new StringJoiner(",");
             sim.hostMap().forEach((h, u) -> hosts.add(h + "=" + u));
-            long killAt = repos / 3;
-            long done;
-            long t0 = System.nanoTime();
-            try (ChildProcess first = new ChildProcess(ScaleIngesterChild.class, log, jvm, data.toString(), sim.url(),
-                    hosts.toString())) {
-                Progress p;
+            String[] args = {data.toString(), sim.url(), hosts.toString()};
+            try (ChildProcess first = new ChildProcess(ScaleIngesterChild.class, log, jvm, args)) {
+                ScalePhases.Line p;
                 do {
-                    p = Progress.parse(first.await("PROGRESS ", 120));
-                    peakHeap = Math.max(peakHeap, p.heap);
-                    assertTrue(System.nanoTime() - started < deadlineMinutes * 60_000_000_000L, "first run too slow: " + p);
-                } while (p.done < killAt && "bootstrap".equals(p.phase));
+                    p = phases.next(first, deadline);
+                } while (p.done() < repos / 3 && "bootstrap".equals(p.phase()));
+                dumpRecording(first, 1);
                 first.kill();
-                done = p.done;
-                System.out.printf("SCALE first run: %d repos done in %.0f s (%.0f repos/s), killed -9 in %s%n", p.done,
-                        secs(t0), p.done / secs(t0), p.phase);
+                System.out.printf("SCALE incarnation 1: killed -9 in %s with %d/%d repos done at %.0f s%n", p.phase(),
+                        p.done(), p.total(), secs(started));
             }
-            long t1 = System.nanoTime();
-            long[] closed;
-            try (ChildProcess second = new ChildProcess(ScaleIngesterChild.class, log, jvm, data.toString(), sim.url(),
-                    hosts.toString())) {
-                Progress p;
-                String lastPhase = "";
+            phases.restart();
+            boolean killedInMerge;
+            try (ChildProcess second = new ChildProcess(ScaleIngesterChild.class, log, jvm, args)) {
+                ScalePhases.Line p;
                 do {
-                    p = Progress.parse(second.await("PROGRESS ", 120));
-                    peakHeap = Math.max(peakHeap, p.heap);
-                    if (!p.phase.equals(lastPhase)) {
-                        System.out.printf("SCALE second run: %s at %.0f s, %d/%d repos done%n", p.phase, secs(t1), p.done,
-                                p.total);
-                        lastPhase = p.phase;
-                    }
-                    assertTrue(System.nanoTime() - started < deadlineMinutes * 60_000_000_000L,
-                            "no steady state within " + deadlineMinutes + " min: " + p);
-                } while (!"steady_state".equals(p.phase));
-                System.out.printf("SCALE second run: steady state after %.0f s; %d more repos (%.0f repos/s)%n", secs(t1),
-                        p.done - done, (p.done - done) / secs(t1));
-                second.send("stop");
-                String[] c = second.await("CLOSED ", 120).split(" ");
+                    p = phases.next(second, deadline);
+                } while ("bootstrap".equals(p.phase()));
+                killedInMerge = "merging".equals(p.phase());
+                dumpRecording(second, 2);
+                second.kill();
+                System.out.printf("SCALE incarnation 2: killed -9 in %s with %d/%d repos done at %.0f s%n", p.phase(),
+                        p.done(), p.total(), secs(started));
+            }
+            phases.restart();
+            long[] closed;
+            double steadyEventsPerSecond;
+            try (ChildProcess third = new ChildProcess(ScaleIngesterChild.class, log, jvm, args)) {
+                ScalePhases.Line p;
+                do {
+                    p = phases.next(third, deadline);
+                } while (!"steady_state".equals(p.phase()));
+                System.out.printf("SCALE incarnation 3: steady state at %.0f s; %d/%d repos done%n", secs(started), p.done(),
+                        p.total());
+                live.rate(steadyRate);
+                long steadyStart = System.nanoTime();
+                long cursor0 = p.cursor();
+                long steadyEnd = steadyStart + (long) (steadyMinutes * 60e9);
+                while (System.nanoTime() < steadyEnd) {
+                    p = phases.next(third, deadline);
+                }
+                steadyEventsPerSecond = (p.cursor() - cursor0) / secs(steadyStart);
+                live.rate(0);
+                long head = sim.headSeq();
+                // applied through the head, and no DID's events still held for a whole-repo replacement
+                while (p.cursor() < head || p.pendingResyncs() > 0) {
+                    p = phases.next(third, deadline);
+                }
+                System.out.printf("SCALE steady state: %.0f events/s archived for %.1f min (offered %.0f/s); caught up with"
+                        + " the relay head %d%n", steadyEventsPerSecond, steadyMinutes, steadyRate, head);
+                third.send("stop");
+                String[] c = third.await("CLOSED ", 300).split(" ");
                 closed = new long[] {Long.parseLong(c[1]), Long.parseLong(c[2])};
+                third.process.waitFor(60, TimeUnit.SECONDS);
             }
             Map<RepoStatus.Status, Long> counts = new EnumMap<>(RepoStatus.Status.class);
+            Map<String, Long> hostStates = new TreeMap<>();
             try (MetaStore store = MetaStore.open(data)) {
                 store.forEach(RepoStatus.KEY_PREFIX, (k, v) -> counts.merge(RepoStatus.parse(
-                        new String(k, java.nio.charset.StandardCharsets.UTF_8).substring(RepoStatus.KEY_PREFIX.length()), v)
-                        .status(), 1L, Long::sum));
+                        new String(k, StandardCharsets.UTF_8).substring(RepoStatus.KEY_PREFIX.length()), v).status(), 1L,
+                        Long::sum));
+                store.forEach(PdsHost.KEY_PREFIX, (k, v) -> hostStates.merge(PdsHost.parse(
+                        new String(k, StandardCharsets.UTF_8).substring(PdsHost.KEY_PREFIX.length()), v).state(), 1L,
+                        Long::sum));
             }
+            long disk = du(data);
+            Set<String> sample = SampledFold.sample(sim.truth(), repos, sampleSize, 20);
+            SampledFold.Result fold = SampledFold.compare(data, sim.truth(), sample);
+            phases.print(disk);
+            System.out.printf("SCALE %d repos in %.0f s: %s; hosts %s; killed -9 in bootstrap and in %s; peak heap sampled"
+                    + " %d MiB, pools' peak %d MiB (limit %s), peak RSS %d MiB; disk %.1f MiB; sample of %d DIDs: %d equal to"
+                    + " ground truth, %d unavailable/failed %s, %d wrong %s%n", repos, secs(started), counts, hostStates,
+                    killedInMerge ? "merge" : "steady state (the merge was not seen)", phases.peakHeap() >> 20,
+                    closed[0] >> 20, heap, Math.max(phases.peakRss(), closed[1]) >> 20, disk / 1048576.0, fold.sampled(),
+                    fold.equal(), fold.unavailable().size(), head(fold.unavailable()), fold.wrong().size(), fold.wrong());
             long complete = counts.getOrDefault(RepoStatus.Status.COMPLETE, 0L);
             long unavailable = counts.getOrDefault(RepoStatus.Status.UNAVAILABLE, 0L);
-            System.out.printf("SCALE %d repos in %.0f s: %s; peak heap sampled %d MiB, pool peak %d MiB (limit %s),"
-                    + " peak RSS %d MiB%n", repos, secs(started), counts, peakHeap >> 20, closed[0] >> 20, heap,
-                    closed[1] >> 20);
             assertTrue(complete + unavailable >= repos * 99L / 100, "at least 99 % of the repos downloaded: " + counts);
             assertEquals(0L, counts.getOrDefault(RepoStatus.Status.NOT_STARTED, 0L) + counts.getOrDefault(
                     RepoStatus.Status.PENDING, 0L), "no repo left unstarted: " + counts);
-            assertTrue(peakHeap <= heapLimit && closed[0] <= heapLimit, "heap bounded by " + heap);
+            long heapLimit = parseSize(heap);
+            assertTrue(phases.peakHeap() <= heapLimit && closed[0] <= heapLimit, "heap bounded by " + heap);
+            assertEquals(List.of(), fold.wrong(), "sampled DIDs whose archive fold differs from ground truth");
+            assertTrue(fold.equal() >= fold.sampled() * 9 / 10, fold.equal() + " of " + fold.sampled() + " sampled DIDs equal");
         }
     }
 
-    private static double secs(long since) {
+    /**
+     * With {@code -Djetstream.scale.jfr=<prefix>} (and a flight recording started through
+     * {@code jetstream.scale.jvm}), dumps the recording of an incarnation about to be killed to
+     * {@code <prefix>-<n>.jfr}: a {@code kill -9} loses it otherwise.
+     */
+    private static void dumpRecording(ChildProcess child, int n) throws Exception {
+        String prefix = System.getProperty("jetstream.scale.jfr", "");
+        if (!prefix.isBlank()) {
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(child.process.pid()), "JFR.dump", "filename=" + prefix + "-" + n + ".jfr").inheritIO().start();
+            p.waitFor(120, TimeUnit.SECONDS);
+        }
+    }
+
+    private static List<String> head(List<String> l) {
+        return l.subList(0, Math.min(5, l.size()));
+    }
+
+    static double secs(long since) {
         return Math.max(1e-3, (System.nanoTime() - since) / 1e9);
+    }
+
+    private static long du(Path dir) throws java.io.IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        }
     }
 
     private static long parseSize(String s) {
@@ -118,11 +196,55 @@ class ScaleCampaignTest {
         return Long.parseLong(unit == 1 ? s : s.substring(0, s.length() - 1)) * unit;
     }
 
-    /** One {@code PROGRESS} line of the child. */
-    private record Progress(String phase, long done, long total, long heap) {
-        static Progress parse(String line) {
-            String[] f = line.split(" ");
-            return new Progress(f[1], Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]));
+    /** The simulator's live firehose at a settable rate, driven from here (so it can be paused). */
+    static final class LiveTraffic implements AutoCloseable {
+        private final Thread thread;
+        private volatile double rate;
+        private volatile boolean changed;
+
+        LiveTraffic(Simulator sim, double rate) {
+            this.rate = rate;
+            thread = new Thread(() -> {
+                long start = System.nanoTime();
+                long produced = 0;
+                while (!Thread.currentThread().isInterrupted()) {
+                    if (changed) {
+                        changed = false;
+                        start = System.nanoTime();
+                        produced = 0;
+                    }
+                    long due = (long) ((System.nanoTime() - start) / 1e9 * this.rate);
+                    int batch = (int) Math.min(due - produced, 1000);
+                    if (batch > 0) {
+                        sim.advance(batch);
+                        produced += batch;
+                    } else {
+                        try {
+                            Thread.sleep(5);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                }
+            }, "scale-live-traffic");
+            thread.setDaemon(true);
+            thread.start();
         }
+
+        void rate(double eventsPerSecond) {
+            rate = eventsPerSecond;
+            changed = true;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            thread.interrupt();
+            thread.join();
+        }
+    }
+
+    /** The test JVM's CPU time (the simulator's share of the box), in nanoseconds. */
+    static long ownCpu() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 }

@@ -1,6 +1,5 @@
 package jetstream.ingester;
 
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -21,7 +20,8 @@ import jetstream.ingester.phase.RepoStatusRows;
 /**
  * The scale campaign's ingester ({@link ScaleCampaignTest}): the real core (bootstrap, merge,
  * steady state) with production-sized backfill settings against the simulator in the parent.
- * Prints {@code PROGRESS <phase> <repos done> <repos known> <heap used>} every second and, on
+ * Prints {@code PROGRESS <phase> <repos done> <repos known> <heap used> <upstream cursor> <backfill
+ * records> <process CPU ns> <RSS> <pending resyncs>} every second and, on
  * {@code stop}, closes and prints {@code CLOSED <peak heap> <peak RSS>} (bytes; RSS from
  * {@code VmHWM}). Args: dataDir, simulator URL, {@code host=url,...}.
  */
@@ -46,11 +46,13 @@ public final class ScaleIngesterChild {
         Thread reporter = new Thread(() -> {
             try {
                 while (true) {
-                    Gauge done = registry.find("jetstream_backfill_progress_completed").gauge();
-                    Gauge total = registry.find("jetstream_backfill_progress_total").gauge();
-                    System.out.println("PROGRESS " + core.phase().stored() + " " + (done == null ? 0 : (long) done.value())
-                            + " " + (total == null ? 0 : (long) total.value()) + " "
-                            + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+                    System.out.println("PROGRESS " + core.phase().stored() + " " + value(registry,
+                            "jetstream_backfill_progress_completed") + " " + value(registry, "jetstream_backfill_progress_total")
+                            + " " + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() + " "
+                            + value(registry, "jetstream_livestream_upstream_cursor") + " "
+                            + value(registry, "jetstream_backfill_records_total") + " "
+                            + ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                                    .getProcessCpuTime() + " " + procStatus("VmRSS:") + " " + pendingResyncs(core));
                     System.out.flush();
                     Thread.sleep(1000);
                 }
@@ -73,16 +75,34 @@ public final class ScaleIngesterChild {
                 peakHeap += pool.getPeakUsage().getUsed();
             }
         }
-        System.out.println("CLOSED " + peakHeap + " " + vmHwm());
+        System.out.println("CLOSED " + peakHeap + " " + procStatus("VmHWM:"));
         System.out.flush();
         System.exit(0);
     }
 
-    /** Peak resident set size in bytes, from {@code /proc/self/status}; -1 when unknown. */
-    private static long vmHwm() {
+    /** DIDs whose live events wait for a whole-repo replacement (held: not in the archive yet); 0 before the live consumer. */
+    private static int pendingResyncs(IngesterCore core) {
+        jetstream.ingester.live.LiveConsumer live = core.live();
+        return live == null ? 0 : live.pendingResyncs();
+    }
+
+    /** A gauge's or counter's value, 0 while it is not registered. */
+    private static long value(SimpleMeterRegistry registry, String name) {
+        io.micrometer.core.instrument.Meter m = registry.find(name).meter();
+        if (m == null) {
+            return 0;
+        }
+        for (io.micrometer.core.instrument.Measurement v : m.measure()) {
+            return (long) v.getValue();
+        }
+        return 0;
+    }
+
+    /** A size line of {@code /proc/self/status} ({@code VmRSS:}, {@code VmHWM:}) in bytes; -1 when unknown. */
+    private static long procStatus(String field) {
         try {
             for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (l.startsWith("VmHWM:")) {
+                if (l.startsWith(field)) {
                     return Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024;
                 }
             }

@@ -60,24 +60,32 @@ final class LiveSigner {
             if (s.signum() == 0) {
                 continue;
             }
-            if (s.compareTo(halfN) > 0) {
-                s = n.subtract(s);
-            }
-            byte[] out = Arrays.copyOf(fixed32(rx), 64);
-            System.arraycopy(fixed32(s), 0, out, 32, 32);
-            return out;
+            return compact(rx, s, n, halfN);
         }
     }
 
-    /** A version-3 commit (prev null) signed with this signer; the same object {@link Commit#sign} makes. */
-    Commit commit(String did, Cid data, String rev, BigInteger d) {
+    /** r||s, 32 bytes each, with s normalised to the low half of the order {@code n}. */
+    static byte[] compact(BigInteger r, BigInteger s, BigInteger n, BigInteger halfN) {
+        BigInteger low = s.compareTo(halfN) > 0 ? n.subtract(s) : s;
+        byte[] out = Arrays.copyOf(fixed32(r), 64);
+        System.arraycopy(fixed32(low), 0, out, 32, 32);
+        return out;
+    }
+
+    /** The unsigned fields of a version-3 commit (prev null), canonical DAG-CBOR: what is signed. */
+    static byte[] unsigned(String did, Cid data, String rev) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("did", did);
         m.put("version", (long) Commit.VERSION);
         m.put("data", data);
         m.put("rev", rev);
         m.put("prev", null);
-        byte[] unsigned = DagCbor.encode(m);
+        return DagCbor.encode(m);
+    }
+
+    /** A version-3 commit (prev null) signed with this signer; the same object {@link Commit#sign} makes. */
+    Commit commit(String did, Cid data, String rev, BigInteger d) {
+        byte[] unsigned = unsigned(did, data, rev);
         return new Commit(did, Commit.VERSION, data, rev, null, sign(d, unsigned), unsigned);
     }
 

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import jetstream.atproto.car.CarWriter;
 import jetstream.atproto.cid.Cid;
-import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.mst.MstNode;
 import jetstream.atproto.mst.MstTree;
 import jetstream.atproto.sync.Commit;
@@ -76,14 +75,14 @@ final class RepoState {
         return paths;
     }
 
-    /** Hashes the changed nodes (returned, and kept) and signs a new head commit at {@code newRev}. */
-    Map<Cid, byte[]> commit(String did, String newRev, PrivateKey key) {
-        Map<Cid, byte[]> newNodes = hash();
-        setHead(Commit.sign(did, data, newRev, null, key));
-        return newNodes;
+    /** The initial commit of {@code a}, signed by the base signer (by its key when that cannot). */
+    void commit(String did, String newRev, BaseSigner signer, Account a) {
+        hash();
+        Commit c = signer.commit(did, data, newRev, a.scalar(), a.index);
+        setHead(c != null ? c : Commit.sign(did, data, newRev, null, a.key()));
     }
 
-    /** As {@link #commit(String, String, PrivateKey)}, signed by the live stream's signer. */
+    /** Hashes the changed nodes (returned, and kept) and signs a new head commit at {@code newRev} by the live stream's signer. */
     Map<Cid, byte[]> commit(String did, String newRev, LiveSigner signer, java.math.BigInteger scalar) {
         Map<Cid, byte[]> newNodes = hash();
         setHead(signer.commit(did, data, newRev, scalar));

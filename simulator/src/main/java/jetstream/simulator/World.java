@@ -38,6 +38,7 @@ final class World {
     private long seq;
     private int materialized;
     private final LiveSigner[] signers;
+    private final BaseSigner[] baseSigners;
     private final List<Injection> injections = new ArrayList<>();
 
     World(SimConfig cfg, Firehose firehose) {
@@ -59,6 +60,7 @@ final class World {
         }
         permA = Math.floorMod(a, (long) Math.max(n, 1));
         signers = new LiveSigner[] {new LiveSigner(KeyCurve.SECP256K1, seed), new LiveSigner(KeyCurve.P256, seed)};
+        baseSigners = new BaseSigner[] {new BaseSigner(KeyCurve.SECP256K1, seed), new BaseSigner(KeyCurve.P256, seed)};
     }
 
     private LiveSigner signer(Account a) {
@@ -175,7 +177,7 @@ final class World {
             byte[] body = records.body(collection, r, micros, a.index);
             s.put(collection + "/" + rkey, body, Cid.ofDagCbor(body));
         }
-        s.commit(a.did, baseRev(a.index), a.key());
+        s.commit(a.did, baseRev(a.index), baseSigners[a.curve == KeyCurve.SECP256K1 ? 0 : 1], a);
         return s;
     }
 

@@ -182,7 +182,8 @@ final class EventApplier {
                 metrics.replayedAccountDropped.increment();
                 return null;
             }
-            if (steadyState.getAsBoolean() && reactivations.reactivates(ac)
+            // in every phase: a repository the bootstrap gave up as unavailable is never fetched again otherwise
+            if (reactivations.reactivates(ac)
                     && holds.begin(ac.did(), PendingResyncs.Cause.CHAIN_BREAK, null, ac.seq(), stage)) {
                 // its repository was given up as unavailable: fetch it now that it can be served
                 metrics.reactivatedResyncs.increment();

@@ -9,7 +9,8 @@ import jetstream.ingester.store.MetaStore;
 /**
  * Accounts whose repository the backfill recorded {@code unavailable} (deactivated, taken down)
  * and that the relay now reports active again. The reference leaves such an account's history
- * before the capture missing for good; here its live {@code #account} event starts a whole-repo
+ * before the capture missing for good; here its live {@code #account} event (in steady state, the
+ * bootstrap or the merge: the bootstrap is done with an unavailable row) starts a whole-repo
  * replacement through the pending-resync path ({@link PendingWork}), so the DID's later events
  * wait for it and follow it in order, and the replacement's batch marks the {@code repo/} row
  * complete. Only {@code unavailable} rows are taken: {@code failed} rows belong to the failed-repo

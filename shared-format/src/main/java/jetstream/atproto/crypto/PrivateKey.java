@@ -16,12 +16,12 @@ import org.bouncycastle.crypto.signers.HMacDSAKCalculator;
 public final class PrivateKey {
     private final KeyCurve curve;
     private final BigInteger d;
-    private final PublicKey publicKey;
+    /** Derived on first use: the point multiplication costs as much as a signature, and signers rarely need it. */
+    private volatile PublicKey publicKey;
 
     private PrivateKey(KeyCurve curve, BigInteger d) {
         this.curve = curve;
         this.d = d;
-        this.publicKey = PublicKey.fromPoint(curve, curve.domain().getG().multiply(d).normalize().getEncoded(true));
     }
 
     /** A key from its 32-byte big-endian scalar, which must lie in [1, n-1]. */
@@ -50,7 +50,12 @@ public final class PrivateKey {
     }
 
     public PublicKey publicKey() {
-        return publicKey;
+        PublicKey k = publicKey;
+        if (k == null) {
+            k = PublicKey.fromPoint(curve, curve.domain().getG().multiply(d).normalize().getEncoded(true));
+            publicKey = k;
+        }
+        return k;
     }
 
     /** The 32-byte big-endian scalar. */
@@ -82,6 +87,6 @@ public final class PrivateKey {
 
     @Override
     public String toString() {
-        return "PrivateKey(" + publicKey.didKey() + ")";
+        return "PrivateKey(" + publicKey().didKey() + ")";
     }
 }
