@@ -238,7 +238,7 @@ public final class LiveIngestBench {
     }
 
     /** Every frame 1..n from the simulator's replay buffer over its relay WebSocket. */
-    private static List<byte[]> capture(Simulator sim, int n) throws Exception {
+    static List<byte[]> capture(Simulator sim, int n) throws Exception {
         List<byte[]> frames = new ArrayList<>(n);
         CompletableFuture<Void> done = new CompletableFuture<>();
         WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder()
