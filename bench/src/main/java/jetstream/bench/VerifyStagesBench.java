@@ -28,7 +28,6 @@ import jetstream.atproto.sync.RepoOp;
 import jetstream.atproto.sync.VerifyResult;
 import jetstream.ingester.live.IdentityResolver;
 import jetstream.ingester.store.MetaStore;
-import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
 
 /**
@@ -52,16 +51,9 @@ public final class VerifyStagesBench {
     public static void main(String[] args) throws Exception {
         int events = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 5;
-        SimConfig cfg = SimConfig.small();
-        cfg.accounts = 1_000;
-        cfg.hosts = 8;
-        cfg.recordsMean = 40;
-        cfg.bigRepos = 0;
-        cfg.replayBuffer = events + 1_000;
-        cfg.mixSync = 0;
         Path root = Files.createTempDirectory("verify-stages-bench");
         List<Prepared> commits = new ArrayList<>();
-        try (Simulator sim = Simulator.start(cfg);
+        try (Simulator sim = Simulator.start(LiveIngestBench.network(events));
                 MetaStore store = MetaStore.open(root)) {
             sim.advance(events);
             List<byte[]> frames = LiveIngestBench.capture(sim, events);
