@@ -73,16 +73,8 @@ public final class LiveIngestBench {
         int events = args.length > 0 ? Integer.parseInt(args[0]) : 40_000;
         int passes = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : Runtime.getRuntime().availableProcessors();
-        SimConfig cfg = SimConfig.small();
-        cfg.accounts = 1_000;
-        cfg.hosts = 8;
-        cfg.recordsMean = 40;
-        cfg.bigRepos = 0;
-        cfg.replayBuffer = events + 1_000;
-        // #sync would add a getRepo over HTTP per event: a network cost, not the ingest path measured here
-        cfg.mixSync = 0;
         Path root = Files.createTempDirectory("live-ingest-bench");
-        try (Simulator sim = Simulator.start(cfg)) {
+        try (Simulator sim = Simulator.start(network(events))) {
             sim.advance(events);
             List<byte[]> frames = capture(sim, events);
             long bytes = frames.stream().mapToLong(f -> f.length).sum();
@@ -125,6 +117,19 @@ public final class LiveIngestBench {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /** The simulated network both live-path harnesses capture {@code events} frames from. */
+    static SimConfig network(int events) {
+        SimConfig cfg = SimConfig.small();
+        cfg.accounts = 1_000;
+        cfg.hosts = 8;
+        cfg.recordsMean = 40;
+        cfg.bigRepos = 0;
+        cfg.replayBuffer = events + 1_000;
+        // #sync would add a getRepo over HTTP per event: a network cost, not the ingest path measured here
+        cfg.mixSync = 0;
+        return cfg;
     }
 
     private static Pass median(List<Pass> ps) {
@@ -238,7 +243,7 @@ public final class LiveIngestBench {
     }
 
     /** Every frame 1..n from the simulator's replay buffer over its relay WebSocket. */
-    private static List<byte[]> capture(Simulator sim, int n) throws Exception {
+    static List<byte[]> capture(Simulator sim, int n) throws Exception {
         List<byte[]> frames = new ArrayList<>(n);
         CompletableFuture<Void> done = new CompletableFuture<>();
         WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder()

@@ -5,6 +5,14 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.github.luben.zstd.Zstd;
 import java.io.IOException;
+import java.security.AlgorithmParameters;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.Signature;
+import java.security.spec.ECGenParameterSpec;
+import java.security.spec.ECParameterSpec;
+import java.security.spec.ECPoint;
+import java.security.spec.ECPublicKeySpec;
 import java.nio.ByteBuffer;
 import java.math.BigInteger;
 import java.nio.ByteOrder;
@@ -18,6 +26,8 @@ import jetstream.atproto.car.CarReader;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.DidDocument;
+import jetstream.atproto.crypto.KeyCurve;
+import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.crypto.Sha256;
 import jetstream.atproto.sync.Commit;
@@ -53,6 +63,12 @@ public class VerifyBench {
     private List<RepoOp> ops;
     private Cid prevData;
     private ECPublicKeyParameters bcKey;
+    private PublicKey p256Key;
+    private byte[] p256Message;
+    private byte[] p256Sig;
+    private ECPublicKeyParameters p256BcKey;
+    private java.security.PublicKey p256Jca;
+    private Signature p256SunEc;
 
     @Setup
     @SuppressWarnings("unchecked")
@@ -92,6 +108,25 @@ public class VerifyBench {
             }
         }
         bcKey = new ECPublicKeyParameters(key.curve().domain().getCurve().decodePoint(key.compressed()), key.curve().domain());
+        PrivateKey p256 = PrivateKey.generate(KeyCurve.P256, new java.security.SecureRandom());
+        p256Key = p256.publicKey();
+        p256Message = commit.unsigned();
+        p256Sig = p256.sign(p256Message);
+        p256BcKey = new ECPublicKeyParameters(KeyCurve.P256.domain().getCurve().decodePoint(p256Key.compressed()),
+                KeyCurve.P256.domain());
+        try {
+            AlgorithmParameters params = AlgorithmParameters.getInstance("EC", "SunEC");
+            params.init(new ECGenParameterSpec("secp256r1"));
+            p256Jca = KeyFactory.getInstance("EC", "SunEC").generatePublic(new ECPublicKeySpec(new ECPoint(
+                    p256BcKey.getQ().getAffineXCoord().toBigInteger(), p256BcKey.getQ().getAffineYCoord().toBigInteger()),
+                    params.getParameterSpec(ECParameterSpec.class)));
+            p256SunEc = Signature.getInstance("SHA256withECDSAinP1363Format", "SunEC");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+        if (!signatureP256SunEcChecked() || !signatureP256BouncyCastle()) {
+            throw new IllegalStateException("benchmark P-256 signature does not verify");
+        }
         if (key == null || !commit.verifySignature(key) || !verifyEvent().ok() || !signatureSecp256k1BouncyCastle()) {
             throw new IllegalStateException("benchmark commit does not verify");
         }
@@ -111,6 +146,35 @@ public class VerifyBench {
         BigInteger r = new BigInteger(1, Arrays.copyOfRange(sig, 0, 32));
         BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
         return signer.verifySignature(Sha256.digest(commit.unsigned()), r, s);
+    }
+
+    /**
+     * P-256 (ES256) through the JDK's SunEC ({@code SHA256withECDSAinP1363Format}, the raw r||s atproto
+     * uses), the alternative to BouncyCastle weighed in docs/decisions.md; same message and signature as the next.
+     */
+    @Benchmark
+    public boolean signatureP256SunEc() throws GeneralSecurityException {
+        p256SunEc.initVerify(p256Jca);
+        p256SunEc.update(p256Message);
+        return p256SunEc.verify(p256Sig);
+    }
+
+    /** P-256 through BouncyCastle's generic ECDSA: what {@link PublicKey#verify} runs for P-256 keys. */
+    @Benchmark
+    public boolean signatureP256BouncyCastle() {
+        ECDSASigner signer = new ECDSASigner();
+        signer.init(false, p256BcKey);
+        BigInteger r = new BigInteger(1, Arrays.copyOfRange(p256Sig, 0, 32));
+        BigInteger s = new BigInteger(1, Arrays.copyOfRange(p256Sig, 32, 64));
+        return signer.verifySignature(Sha256.digest(p256Message), r, s);
+    }
+
+    private boolean signatureP256SunEcChecked() {
+        try {
+            return signatureP256SunEc();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Benchmark

@@ -79,7 +79,7 @@ class MonitoringTest {
         }
         for (String want : List.of("Ingest rate", "Freshness (lag behind the relay)", "Dropped upstream input by reason",
                 "Segments", "Disk free", "Subscribers", "Disconnects", "Compaction passes", "Timestamp import jobs",
-                "HTTP latency (archive-server)")) {
+                "HTTP latency (archive-server)", "Verification queue")) {
             assertTrue(titles.contains(want), "panel " + want);
         }
         Set<String> names = metricNames(String.join("\n", exprs));
@@ -87,7 +87,7 @@ class MonitoringTest {
                 "jetstream_livestream_last_seen_upstream_event_timestamp_seconds", "jetstream_ingest_dropped_events_total",
                 "jetstream_data_dir_free_bytes", "jetstream_subscribe_subscribers", "jetstream_subscribe_adversarial_drops_total",
                 "jetstream_http_request_duration_seconds_bucket", "jetstream_compaction_passes_total",
-                "jetstream_import_jobs_total")) {
+                "jetstream_import_jobs_total", "jetstream_ingest_verify_queue_frames", "jetstream_ingest_verify_queue_bytes")) {
             assertTrue(names.contains(want), "the dashboard charts " + want);
         }
     }

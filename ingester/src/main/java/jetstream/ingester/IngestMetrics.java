@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /** The ingester's meters (facts §9 names). Gauges read live values through suppliers. */
@@ -55,6 +56,10 @@ public final class IngestMetrics {
                 "commit", build.commit(), "date", build.date()).strongReference(true).register(r);
         io.micrometer.core.instrument.Gauge.builder("jetstream_current_timestamp_seconds",
                 () -> System.currentTimeMillis() / 1000.0).strongReference(true).register(r);
+        // registered here, not by the live consumer: a consumer built later (or again) re-points them, and the
+        // series exist (at 0) whenever no verification pool runs
+        gauge("jetstream_ingest_verify_queue_frames", () -> verifyQueueFrames.getAsLong());
+        gauge("jetstream_ingest_verify_queue_bytes", () -> verifyQueueBytes.getAsLong());
         r.gauge("jetstream_livestream_upstream_cursor", upstreamCursor, AtomicLong::doubleValue);
         r.gauge("jetstream_livestream_last_seen_upstream_event_timestamp_seconds", lastSeenUpstreamEventSeconds,
                 AtomicLong::doubleValue);
@@ -73,6 +78,16 @@ public final class IngestMetrics {
 
     /** Per op (a constant string, so the lookup allocates nothing): the ok and the error timer. */
     private final ConcurrentHashMap<String, Timer[]> storeTimers = new ConcurrentHashMap<>();
+
+    /** How far live verification lags the relay: the frames in the current pool and the bytes they hold. */
+    private volatile LongSupplier verifyQueueFrames = () -> 0;
+    private volatile LongSupplier verifyQueueBytes = () -> 0;
+
+    /** Points the verification queue gauges at the running pool (suppliers of 0 when there is none). */
+    public void verifyQueue(LongSupplier frames, LongSupplier bytes) {
+        verifyQueueFrames = frames;
+        verifyQueueBytes = bytes;
+    }
 
     public MeterRegistry registry() {
         return registry;

@@ -264,7 +264,7 @@ public final class IngesterCore implements AutoCloseable {
                 // PDS on this machine is reached through the dev host map, which is trusted, or admitted by the
                 // loopback dev flag JETSTREAM_BACKFILL_ALLOW_LOOPBACK, which admits loopback only)
                 HostnamePolicy policy = new HostnamePolicy(s.backfill() != null && s.backfill().allowLoopback());
-                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy);
+                IdentityResolver ids = new IdentityResolver(http, s.plcUrl(), store, Duration.ofHours(24), policy, s.pdsRoute());
                 int verifyThreads = s.verifyThreads() > 0 ? s.verifyThreads() : Runtime.getRuntime().availableProcessors();
                 liveFactory = target -> new LiveConsumer(URI.create(s.relayUrl()), http, store, target, ids, metrics,
                         s.verify(), verifyThreads, () -> machine[0].phase() == LifecyclePhase.STEADY_STATE, s.pdsRoute(),

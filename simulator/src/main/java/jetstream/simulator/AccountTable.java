@@ -44,7 +44,7 @@ final class AccountTable {
             r.nextBytes(id);
             hostOf[i] = host(r);
             perHost[hostOf[i]]++;
-            byDid[i] = key(didOf(id), i);
+            byDid[i] = key(did(i, id), i);
         }
         Arrays.sort(byDid);
         hostAccounts = new int[cfg.hosts][];
@@ -109,7 +109,7 @@ final class AccountTable {
         r.nextBytes(keySeed);
         keySeed[0] &= 0x7f;
         KeyCurve curve = cfg.p256Every > 0 && i % cfg.p256Every == cfg.p256Every - 1 ? KeyCurve.P256 : KeyCurve.SECP256K1;
-        Account a = new Account(i, didOf(id), h, curve, "u" + i + "." + hostnames[h], keySeed);
+        Account a = new Account(i, did(i, id), h, curve, "u" + i + "." + hostnames[h], keySeed);
         double s = r.nextDouble();
         if (s < cfg.deactivatedFraction) {
             a.status = "deactivated";
@@ -146,6 +146,20 @@ final class AccountTable {
     }
 
     private static final String B32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+    /** The DID of account {@code i}: did:plc from its id, or did:web on its own host for every n-th ({@code didWebEvery}). */
+    private String did(int i, byte[] id) {
+        return isDidWeb(cfg, i) ? "did:web:" + didWebHost(i) : didOf(id);
+    }
+
+    static boolean isDidWeb(SimConfig cfg, int i) {
+        return cfg.didWebEvery > 0 && i % cfg.didWebEvery == cfg.didWebEvery / 2;
+    }
+
+    /** The hostname a did:web account's document is served for (nothing resolves it: the dev host map routes it). */
+    static String didWebHost(int i) {
+        return "u" + i + ".web.sim.test";
+    }
 
     static String didOf(byte[] id) {
         StringBuilder s = new StringBuilder(32).append("did:plc:");

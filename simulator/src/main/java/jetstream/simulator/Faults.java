@@ -65,6 +65,11 @@ public final class Faults {
      * that repeats the previous seq, with an op action {@code frob} (no valid commit has one).
      */
     public int poisonFrameEvery;
+    /**
+     * Every did:web document ({@link SimConfig#didWebEvery}) names a key that is not the account's (a
+     * host serving a wrong or stale key): its commits fail their signature; settable while running.
+     */
+    public volatile boolean didWebWrongKey;
 
     static boolean every(int n, long x) {
         return n > 0 && x % n == 0;

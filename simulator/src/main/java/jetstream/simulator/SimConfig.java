@@ -29,6 +29,13 @@ public final class SimConfig {
     public int bigRepoRecords = 1500;
     /** Every n-th account signs with P-256 instead of secp256k1 (0: never). */
     public int p256Every = 10;
+    /**
+     * Every n-th account is {@code did:web:u<i>.web.sim.test} instead of a did:plc (0: never). The
+     * simulator serves its document on 127.0.0.1 at {@code /did-web/<host>/.well-known/did.json} and
+     * lists each such host in {@code /sim/hosts}, so an ingester with the dev host map resolves it
+     * against the simulator; the PLC endpoint answers 404 for it, as PLC does for any did:web.
+     */
+    public int didWebEvery = 0;
     /** Fraction of accounts deactivated / taken down at the start. */
     public double deactivatedFraction = 0.02;
     public double takendownFraction = 0.01;

@@ -16,6 +16,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import jetstream.atproto.cid.Cid;
+import jetstream.atproto.crypto.KeyCurve;
+import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.json.CborJson;
 
 /**
@@ -114,14 +116,32 @@ public final class Simulator implements AutoCloseable {
         return "http://" + cfg.bindHost + ":" + hostPorts[h];
     }
 
-    /** hostname → URL for every PDS. */
+    /** hostname → URL for every PDS, and for every did:web account's host (its document's base URL here). */
     public Map<String, String> hostMap() {
         Map<String, String> m = new LinkedHashMap<>();
         for (String h : world.hostnames()) {
             m.put(h, hostUrl(h));
         }
+        for (int i = 0; cfg.didWebEvery > 0 && i < cfg.accounts; i++) {
+            if (AccountTable.isDidWeb(cfg, i)) {
+                m.put(AccountTable.didWebHost(i), url() + DID_WEB_PREFIX + AccountTable.didWebHost(i));
+            }
+        }
         return m;
     }
+
+    /** The key a did:web document names under {@link Faults#didWebWrongKey}: no account signs with it. */
+    private static final PrivateKey WRONG_KEY = PrivateKey.fromBytes(KeyCurve.SECP256K1, filled(32, (byte) 0x17));
+
+    private static byte[] filled(int n, byte b) {
+        byte[] out = new byte[n];
+        java.util.Arrays.fill(out, b);
+        return out;
+    }
+
+    /** Where the did:web documents are served: {@code /did-web/<host>/.well-known/did.json}. */
+    private static final String DID_WEB_PREFIX = "/did-web/";
+    private static final String DID_WEB_SUFFIX = "/.well-known/did.json";
 
     /** Produces the next {@code n} firehose events now (deterministic; usable with or without a live rate). */
     public void advance(int n) {
@@ -284,6 +304,16 @@ public final class Simulator implements AutoCloseable {
         String path = ex.path();
         if (path.startsWith("/did:")) {
             plc(ex, path.substring(1));
+            return;
+        }
+        if (path.startsWith(DID_WEB_PREFIX) && path.endsWith(DID_WEB_SUFFIX)) {
+            String did = "did:web:" + path.substring(DID_WEB_PREFIX.length(), path.length() - DID_WEB_SUFFIX.length());
+            Account a = world.account(did);
+            if (a == null) {
+                ex.send(404, "application/json", Json.error("NotFound", "no did:web document here for " + did));
+            } else {
+                didDocument(ex, a, did);
+            }
             return;
         }
         switch (path) {
@@ -567,14 +597,18 @@ public final class Simulator implements AutoCloseable {
             ex.send(503, "application/json", Json.error("InternalServerError", "injected PLC outage"));
             return;
         }
-        Account a = world.account(did);
+        Account a = did.startsWith("did:web:") ? null : world.account(did);
         if (a == null) {
             ex.send(404, "application/json", Json.object(g -> g.writeStringField("message", "DID not registered: " + did)));
             return;
         }
+        didDocument(ex, a, did);
+    }
+
+    private void didDocument(Exchange ex, Account a, String did) throws IOException {
         String handle = world.handle(a);
         String endpoint = "https://" + world.hostnames()[a.host];
-        String multikey = a.key().publicKey().multikey();
+        String multikey = (cfg.faults.didWebWrongKey && did.startsWith("did:web:") ? WRONG_KEY : a.key()).publicKey().multikey();
         ex.send(200, "application/did+ld+json", Json.object(g -> {
             g.writeArrayFieldStart("@context");
             g.writeString("https://www.w3.org/ns/did/v1");

@@ -95,6 +95,11 @@
  * <li>{@code oversizeFrameEvery=n}: before each event whose seq is a multiple of n a 17 MiB message.
  * <li>{@code poisonFrameEvery=n}: before each event whose seq is a multiple of n a decodable
  *     {@code #commit} repeating the previous seq with an op action {@code frob}.
+ * <li>{@code didWebEvery=n} (a network knob, not a fault): every n-th account is
+ *     {@code did:web:u<i>.web.sim.test}; its document is served on 127.0.0.1 at
+ *     {@code /did-web/<host>/.well-known/did.json} and the host listed in {@code /sim/hosts}, so an
+ *     ingester with the dev host map resolves it here. {@code didWebWrongKey}: those documents name
+ *     a key no account signs with (their commits fail verification as {@code bad_signature}).
  * <li>The knobs {@code plcDown}, {@code plcSlowMillis} and {@code getRepo*} may be changed while
  *     the simulator runs (a fault that starts and clears).
  * <li>{@code listHosts=false}: the relay answers listHosts 501 MethodNotImplemented.

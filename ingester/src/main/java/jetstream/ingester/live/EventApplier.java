@@ -11,6 +11,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import jetstream.atproto.DecodeException;
+import jetstream.atproto.car.CarBlock;
+import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
@@ -170,6 +172,7 @@ final class EventApplier {
 
     /** The rows of one message (null when the whole event is dropped or held), staging its metadata. */
     private List<ArchiveRow> rows(FirehoseMessage m, byte[] frame, Map<String, byte[]> stage, Precheck pre) {
+        Map<Cid, CarBlock> verifiedBlocks = null;
         if (m instanceof FirehoseMessage.Identity id) {
             if (!ratchets.identity(id, stage)) {
                 metrics.replayedIdentityDropped.increment();
@@ -191,29 +194,31 @@ final class EventApplier {
                 work.schedule(ac.did());
             }
         } else if (m instanceof FirehoseMessage.Commit c && verify) {
-            if (!commit(c, frame, stage, pre)) {
+            VerifyResult v = commit(c, frame, stage, pre);
+            if (v == null) {
                 return null;
             }
+            verifiedBlocks = v.blocks();
         } else if (m instanceof FirehoseMessage.Sync sy) {
             return sync(sy, frame, stage, pre);
         }
-        RowConverter.Result res = converter.convert(m);
+        RowConverter.Result res = converter.convert(m, verifiedBlocks);
         countDrops(res);
         return res.eventDropped() ? null : res.rows();
     }
 
-    /** Verifies a commit and advances its chain; false when the event is dropped or now waits. */
-    private boolean commit(FirehoseMessage.Commit c, byte[] frame, Map<String, byte[]> stage, Precheck pre) {
+    /** Verifies a commit and advances its chain; null when the event is dropped or now waits. */
+    private VerifyResult commit(FirehoseMessage.Commit c, byte[] frame, Map<String, byte[]> stage, Precheck pre) {
         ChainStates.Chain prev = chains.get(c.repo());
         if (prev != null && Tid.isValid(c.rev()) && c.rev().compareTo(prev.rev()) <= 0) {
             // revs only grow per repository: this commit is a replay, or was still in flight on
             // the relay when a replacement that already includes it was fetched
             metrics.dropped(SOURCE, "stale_rev");
-            return false;
+            return null;
         }
         VerifyResult v = verified(c.repo(), c.seq(), frame, stage, pre, k -> verifyCommit(c, k));
         if (v == null) {
-            return false;
+            return null;
         }
         if (prev != null && !prev.data().equals(c.prevData())) {
             // the event does not continue the tree we hold: replace the whole repository with its
@@ -224,7 +229,7 @@ final class EventApplier {
                 warn.warn("chain_break", "chain break on %s at upstream seq %d: resyncing", c.repo(), c.seq());
                 work.schedule(c.repo());
             }
-            return false;
+            return null;
         }
         // an invalid rev drops the event below but the upstream chain continues from its tree;
         // the chain keeps the last valid rev so rev order is never judged against garbage
@@ -232,7 +237,7 @@ final class EventApplier {
         if (prev == null || rev.compareTo(prev.rev()) >= 0) {
             stage.put(MetaKeys.SYNC_CHAIN_PREFIX + c.repo(), chains.put(c.repo(), new ChainStates.Chain(rev, v.commit().data())));
         }
-        return true;
+        return v;
     }
 
     private static VerifyResult verifyCommit(FirehoseMessage.Commit c, PublicKey key) {

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import jetstream.atproto.DecodeException;
 import jetstream.atproto.crypto.DidDocument;
 import jetstream.ingester.backfill.HostnamePolicy;
@@ -57,6 +58,7 @@ public final class IdentityResolver {
     private final long ttlNanos;
     private final HostnamePolicy webPolicy;
     private final PinnedHttp web;
+    private final UnaryOperator<String> webRoute;
     private final Map<String, Entry> memory = new LinkedHashMap<>(1024, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Entry> e) {
@@ -70,6 +72,16 @@ public final class IdentityResolver {
 
     /** @param webPolicy checks did:web hosts (loopback only with the development flag) */
     public IdentityResolver(HttpClient http, String plcUrl, MetaStore store, Duration ttl, HostnamePolicy webPolicy) {
+        this(http, plcUrl, store, ttl, webPolicy, UnaryOperator.identity());
+    }
+
+    /**
+     * @param webRoute the development host map ({@code JETSTREAM_INGEST_DEV_HOST_MAP}; identity in
+     *     production): a did:web host it maps is fetched at the mapped URL (e.g. the simulator on
+     *     127.0.0.1), trusted configuration like the PDS routes; every other host passes {@code webPolicy}
+     */
+    public IdentityResolver(HttpClient http, String plcUrl, MetaStore store, Duration ttl, HostnamePolicy webPolicy,
+                            UnaryOperator<String> webRoute) {
         this.http = http.followRedirects() == HttpClient.Redirect.NEVER ? http
                 : HttpClient.newBuilder().version(http.version())
                         .connectTimeout(http.connectTimeout().orElse(DEADLINE))
@@ -79,6 +91,7 @@ public final class IdentityResolver {
         this.ttlNanos = ttl.toNanos();
         this.webPolicy = webPolicy;
         this.web = new PinnedHttp(webPolicy);
+        this.webRoute = webRoute;
     }
 
     /**
@@ -168,10 +181,20 @@ public final class IdentityResolver {
             }
         } else if (did.startsWith("did:web:")) {
             String host = did.substring("did:web:".length());
+            String document = "https://" + host + "/.well-known/did.json";
+            String routed = webRoute.apply(document);
+            if (!routed.equals(document)) {
+                try {
+                    uri = URI.create(routed);
+                } catch (IllegalArgumentException e) {
+                    return null;
+                }
+                return Outbound.get(http, uri, DEADLINE, MAX_DOC_BYTES);
+            }
             if (!webPolicy.check(host).accepted()) {
                 return null;
             }
-            Outbound.Buffered r = web.get(URI.create("https://" + host + "/.well-known/did.json"), DEADLINE, MAX_DOC_BYTES);
+            Outbound.Buffered r = web.get(URI.create(document), DEADLINE, MAX_DOC_BYTES);
             return PinnedHttp.REFUSED.equals(r.error()) ? null : r;
         } else {
             return null;

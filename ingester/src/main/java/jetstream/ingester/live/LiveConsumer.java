@@ -137,10 +137,11 @@ public final class LiveConsumer implements AutoCloseable {
                     }
                 }, onFatal)
                 : null;
+        // how far verification lags the relay: frames waiting for a worker or their turn, and the bytes they hold
         if (pipeline != null) {
-            // how far verification lags the relay: frames waiting for a worker or their turn, and the bytes they hold
-            metrics.gauge("jetstream_ingest_verify_queue_frames", pipeline::queuedItems);
-            metrics.gauge("jetstream_ingest_verify_queue_bytes", pipeline::queuedBytes);
+            metrics.verifyQueue(pipeline::queuedItems, pipeline::queuedBytes);
+        } else {
+            metrics.verifyQueue(() -> 0, () -> 0);
         }
         this.cursor = MetaKeys.readVersionedU64le(MetaKeys.RELAY_CURSOR, store.get(MetaKeys.RELAY_CURSOR));
         this.received = cursor;

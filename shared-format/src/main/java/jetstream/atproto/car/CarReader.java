@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import jetstream.atproto.DecodeException;
@@ -95,9 +95,19 @@ public final class CarReader {
      * look up the record blocks of a firehose commit.
      */
     public static Map<Cid, CarBlock> readAll(byte[] car, int off, int len) {
-        CarReader r = of(car, off, len);
-        Map<Cid, CarBlock> blocks = new LinkedHashMap<>();
-        for (CarBlock b = r.nextInMemory(); b != null; b = r.nextInMemory()) {
+        return of(car, off, len).remainingBlocks();
+    }
+
+    /**
+     * The blocks not read yet of an in-memory CAR, keyed by CID (first occurrence wins): with
+     * {@link #roots()}, one pass over the CAR where {@link #readAll} would parse its header again.
+     */
+    public Map<Cid, CarBlock> remainingBlocks() {
+        if (array == null) {
+            throw new IllegalStateException("remainingBlocks is for in-memory CARs; stream with next()");
+        }
+        Map<Cid, CarBlock> blocks = new HashMap<>();
+        for (CarBlock b = nextInMemory(); b != null; b = nextInMemory()) {
             blocks.putIfAbsent(b.cid(), b);
         }
         return blocks;

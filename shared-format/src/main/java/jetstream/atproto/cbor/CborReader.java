@@ -286,6 +286,20 @@ public final class CborReader {
         return len;
     }
 
+    /**
+     * Reads the map key {@code name} when it is the next item, as the one-character ASCII text it must
+     * be in a fixed-schema map (e.g. an MST node's {@code e}, {@code k}): two byte compares where
+     * {@link #readKey} decodes a length and validates UTF-8. False, with nothing read, for anything else.
+     */
+    public boolean tryReadKey(char name) {
+        if (limit - pos >= 2 && buf[pos] == 0x61 && buf[pos + 1] == (byte) name && name < 0x80) {
+            lastOffset = pos + 1;
+            pos += 2;
+            return true;
+        }
+        return false;
+    }
+
     /** DAG-CBOR map key order: shorter keys first, then unsigned bytewise. */
     public static int compareKeys(byte[] a, int aOff, int aLen, byte[] b, int bOff, int bLen) {
         if (aLen != bLen) {
@@ -375,7 +389,8 @@ public final class CborReader {
         skip(0);
     }
 
-    private void skip(int depth) {
+    /** {@link #skip()} of an item nested {@code depth} containers deep (the depth bound counts from the top). */
+    public void skip(int depth) {
         switch (peekKind()) {
             case KIND_INT:
                 readInt();

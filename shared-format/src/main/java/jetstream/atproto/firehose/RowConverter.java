@@ -67,8 +67,17 @@ public final class RowConverter {
 
     /** Rows of one firehose message; {@code #info}, error and unknown frames give none. */
     public Result convert(FirehoseMessage message) {
+        return convert(message, null);
+    }
+
+    /**
+     * {@link #convert(FirehoseMessage)} with a {@code #commit}'s CAR blocks already read and checked
+     * against their CIDs (a successful verification's {@code blocks}), so the CAR is not parsed and
+     * hashed again; null reads the CAR here.
+     */
+    public Result convert(FirehoseMessage message, Map<Cid, CarBlock> verifiedBlocks) {
         if (message instanceof FirehoseMessage.Commit c) {
-            return commit(c);
+            return commit(c, verifiedBlocks);
         }
         if (message instanceof FirehoseMessage.Identity e) {
             return single(ArchiveRow.KIND_IDENTITY, e.did(), "", e.body());
@@ -161,13 +170,13 @@ public final class RowConverter {
         return new Result(List.of(new ArchiveRow(kind, did, "", "", rev, payload)), List.of());
     }
 
-    private static Result commit(FirehoseMessage.Commit c) {
+    private static Result commit(FirehoseMessage.Commit c, Map<Cid, CarBlock> verifiedBlocks) {
         Result refused = refuse(c.repo(), c.rev(), "commit");
         if (refused != null) {
             return refused;
         }
         Rows out = new Rows(c.ops().size());
-        Map<Cid, CarBlock> blocks = null;
+        Map<Cid, CarBlock> blocks = verifiedBlocks;
         for (FirehoseMessage.RepoOp op : c.ops()) {
             int kind = switch (op.action()) {
                 case "create" -> ArchiveRow.KIND_CREATE;

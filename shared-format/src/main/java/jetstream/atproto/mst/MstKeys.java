@@ -18,16 +18,7 @@ public final class MstKeys {
     }
 
     public static int height(byte[] key, int offset, int length) {
-        byte[] h = Sha256.digest(key, offset, length);
-        int zeros = 0;
-        for (byte b : h) {
-            if (b != 0) {
-                zeros += Integer.numberOfLeadingZeros(b & 0xff) - 24;
-                break;
-            }
-            zeros += 8;
-        }
-        return zeros / 2;
+        return Sha256.leadingZeroBits(key, offset, length) / 2;
     }
 
     /** Number of leading bytes {@code a} and {@code b} share. */

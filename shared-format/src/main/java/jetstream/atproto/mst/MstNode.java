@@ -93,7 +93,7 @@ public final class MstNode {
         if (fields < 1 || fields > 2) {
             throw bad("node map must have fields e and l");
         }
-        expectKey(r, "e");
+        expectKey(r, 'e');
         int n = r.readArrayHeader();
         byte[][] keys = n == 0 ? NO_KEYS : new byte[n][];
         Cid[] values = n == 0 ? NO_CIDS : new Cid[n];
@@ -104,10 +104,10 @@ public final class MstNode {
             if (entryFields < 3 || entryFields > 4) {
                 throw bad("entry must have fields k, p, v and t");
             }
-            expectKey(r, "k");
+            expectKey(r, 'k');
             int suffixLen = r.readBytes();
             int suffixOff = r.lastOffset();
-            expectKey(r, "p");
+            expectKey(r, 'p');
             long p = r.readInt();
             if (p < 0 || p > prev.length) {
                 throw bad("prefix length " + p + " outside the previous key");
@@ -123,10 +123,10 @@ public final class MstNode {
             }
             Cid right = null;
             if (entryFields == 4) {
-                expectKey(r, "t");
+                expectKey(r, 't');
                 right = r.tryReadNull() ? null : r.readCid();
             }
-            expectKey(r, "v");
+            expectKey(r, 'v');
             values[i] = r.readCid();
             rights[i] = right;
             keys[i] = key;
@@ -134,7 +134,7 @@ public final class MstNode {
         }
         Cid left = null;
         if (fields == 2) {
-            expectKey(r, "l");
+            expectKey(r, 'l');
             left = r.tryReadNull() ? null : r.readCid();
         }
         r.requireEnd();
@@ -142,8 +142,8 @@ public final class MstNode {
     }
 
     /** The fields come in one fixed (canonical) order, so each key must be exactly the expected one. */
-    private static void expectKey(CborReader r, String name) {
-        if (!r.keyEquals(r.readKey(0, -1), name)) {
+    private static void expectKey(CborReader r, char name) {
+        if (!r.tryReadKey(name)) {
             throw bad("expected field '" + name + "' (canonical order e, l / k, p, t, v)");
         }
     }

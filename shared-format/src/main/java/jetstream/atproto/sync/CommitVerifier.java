@@ -34,18 +34,18 @@ public final class CommitVerifier {
      * @param ops the event's operations
      * @param prevData the event's {@code prevData} (null when the relay did not send one)
      * @param key the account's signing key from its DID document
-     * @return success with the verified commit, or the first failure found; never throws on bad input.
+     * @return success with the verified commit (and the CAR's hash-checked blocks), or the first failure found; never throws on bad input.
      *     Checks run in order (CAR, commit block, did/rev, signature, prevData, inversion), so
      *     {@code missing_prev_data} — a pre-Sync-1.1 event — means the signature itself was valid.
      */
     public static VerifyResult verify(String repo, String rev, Cid commitCid, byte[] car, int off, int len,
             List<RepoOp> ops, Cid prevData, PublicKey key) {
         try {
-            List<Cid> roots = CarReader.of(car, off, len).roots();
-            if (!roots.contains(commitCid)) {
+            CarReader reader = CarReader.of(car, off, len);
+            if (!reader.roots().contains(commitCid)) {
                 return VerifyResult.fail("car_root_mismatch", "the CAR diff's roots do not name the commit");
             }
-            Map<Cid, CarBlock> blocks = CarReader.readAll(car, off, len);
+            Map<Cid, CarBlock> blocks = reader.remainingBlocks();
             VerifyResult signed = signedCommit(blocks, commitCid, repo, rev, key);
             if (!signed.ok()) {
                 return signed;
@@ -82,11 +82,12 @@ public final class CommitVerifier {
      */
     public static VerifyResult verifySync(String did, String rev, byte[] car, int off, int len, PublicKey key) {
         try {
-            List<Cid> roots = CarReader.of(car, off, len).roots();
+            CarReader reader = CarReader.of(car, off, len);
+            List<Cid> roots = reader.roots();
             if (roots.size() != 1) {
                 return VerifyResult.fail("car_root_mismatch", "a #sync CAR must have exactly one root");
             }
-            return signedCommit(CarReader.readAll(car, off, len), roots.get(0), did, rev, key);
+            return signedCommit(reader.remainingBlocks(), roots.get(0), did, rev, key);
         } catch (DecodeException e) {
             return VerifyResult.fail(e.reason(), e.getMessage());
         }
@@ -110,7 +111,7 @@ public final class CommitVerifier {
         if (!commit.verifySignature(key)) {
             return VerifyResult.fail("bad_signature", "commit signature does not verify with " + key.didKey());
         }
-        return VerifyResult.ok(commit);
+        return VerifyResult.ok(commit, blocks);
     }
 
     /**
@@ -183,6 +184,6 @@ public final class CommitVerifier {
             return VerifyResult.fail("inversion_mismatch",
                     "inverted tree root " + inverted + " differs from prevData " + prevData);
         }
-        return VerifyResult.ok(null);
+        return VerifyResult.ok(null, null);
     }
 }

@@ -111,4 +111,31 @@ class RelayCorpusConversionTest {
             }
         });
     }
+
+    /**
+     * The live applier hands the converter the CAR blocks its verification already read and hashed:
+     * the rows must be exactly those of a conversion that reads the CAR itself, and the given blocks
+     * must be the ones used (none given: every record is a missing block).
+     */
+    @Test
+    void verifiedBlocksGiveTheSameRowsWithoutReadingTheCarAgain() throws IOException {
+        FrameDecoder decoder = new FrameDecoder();
+        RowConverter converter = new RowConverter();
+        int commits = 0;
+        for (byte[] frame : frames()) {
+            if (!(decoder.decode(frame) instanceof FirehoseMessage.Commit c)) {
+                continue;
+            }
+            commits++;
+            ByteSlice car = c.blocks();
+            Map<Cid, jetstream.atproto.car.CarBlock> blocks =
+                    jetstream.atproto.car.CarReader.readAll(car.buffer(), car.offset(), car.length());
+            assertEquals(converter.convert(c), converter.convert(c, blocks));
+            RowConverter.Result without = converter.convert(c, Map.of());
+            long records = c.ops().stream().filter(op -> !op.action().equals("delete")).count();
+            assertEquals(records, without.drops().stream().filter(d -> d.reason().equals(Drop.MISSING_BLOCK)).count());
+        }
+        assertEquals(89, commits);
+    }
+
 }
