@@ -36,6 +36,12 @@ public final class FooterBuilder {
     /** The original's footer when a compaction rewrite copies blocks without decoding them. */
     private OriginalFooter original;
     private int verbatimBlocks;
+    /**
+     * Rewrite mode: {@link #segmentDids} holds every DID of the segment although some blocks stay
+     * unread for their blooms (a DID left, the per-block sizing did not change), so the segment
+     * bloom is rebuilt and the per-block blooms of unread blocks copied.
+     */
+    private boolean segmentDidsComplete;
 
     public FooterBuilder(ZstdFrames zstd) {
         this.zstd = zstd;
@@ -66,6 +72,15 @@ public final class FooterBuilder {
     @FunctionalInterface
     public interface BlockLoader {
         BlockView load(int block);
+
+        /**
+         * The original block with at least its DID column readable ({@link BlockView#size},
+         * {@link BlockView#didOffset}, {@link BlockView#didLength}): a loader may decode less than
+         * {@link #load} for it.
+         */
+        default BlockView dids(int block) {
+            return load(block);
+        }
     }
 
     public int blockCount() {
@@ -233,14 +248,35 @@ public final class FooterBuilder {
             capacity = (int) Math.max(capacity, dids != null ? dids.length : original.blooms().bloom(b).count());
         }
         boolean resized = !GloomFilter.optimalParams(capacity, BlockBloomRegion.FP_RATE).equals(original.bloomParams());
-        if (gone || resized || !original.hasSegmentBloom()) {
+        if (resized || !original.hasSegmentBloom()) {
             for (int b = 0; b < blockDids.size(); b++) {
                 if (blockDids.get(b) == null) {
                     materialize(b, originals);
                 }
             }
+        } else if (gone) {
+            // Only the segment bloom and count need every DID: an unread block keeps its DIDs and the
+            // bloom dimensions, so its per-block bloom is copied and its DIDs go to the segment set only.
+            for (int b = 0; b < blockDids.size(); b++) {
+                if (blockDids.get(b) == null) {
+                    addSegmentDids(originals.dids(b));
+                }
+            }
+            segmentDidsComplete = true;
         }
         original.fixCounts(collections);
+    }
+
+    /** Every row's DID of an unread block into the segment set (no per-block set: its bloom is copied). */
+    private void addSegmentDids(BlockView block) {
+        byte[] buf = block.buffer();
+        for (int i = 0; i < block.size(); i++) {
+            int dl = block.didLength(i);
+            if (dl > 0) {
+                int dOff = block.didOffset(i);
+                segmentDids.addCopy(buf, dOff, dl, GloomFilter.Probe.of(buf, dOff, dl));
+            }
+        }
     }
 
     /** Replaces an unread block's placeholder with its DIDs. */
@@ -288,11 +324,10 @@ public final class FooterBuilder {
         byte[] segmentBloom;
         long uniqueDids;
         BlockBloomRegion region;
-        if (verbatimBlocks > 0) {
+        if (verbatimBlocks > 0 && !segmentDidsComplete) {
             // every DID is still in the segment and the per-block sizing is unchanged (resolveVerbatim)
             segmentBloom = original.segmentBloomBytes();
             uniqueDids = original.header().uniqueDidCount();
-            region = BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms());
         } else {
             GloomFilter bloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
             for (int i = 0; i < segmentDids.size(); i++) {
@@ -300,8 +335,9 @@ public final class FooterBuilder {
             }
             segmentBloom = bloom.serialize();
             uniqueDids = segmentDids.size();
-            region = BlockBloomRegion.build(blockDids);
         }
+        region = verbatimBlocks > 0 ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
+                : BlockBloomRegion.build(blockDids);
         CollectionIndex collectionIndex = collections.build();
         Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd));
         if (accept.test(footer.header().checksum())) {
