@@ -42,6 +42,9 @@ public final class FooterBuilder {
      * bloom is rebuilt and the per-block blooms of unread blocks copied.
      */
     private boolean segmentDidsComplete;
+    /** An unread block's DIDs into the segment set only (its per-block bloom is copied). */
+    private final BlockDidColumn.Sink toSegment = (buf, off, len) ->
+            segmentDids.addCopy(buf, off, len, GloomFilter.Probe.of(buf, off, len));
 
     public FooterBuilder(ZstdFrames zstd) {
         this.zstd = zstd;
@@ -73,13 +76,14 @@ public final class FooterBuilder {
     public interface BlockLoader {
         BlockView load(int block);
 
-        /**
-         * The original block with at least its DID column readable ({@link BlockView#size},
-         * {@link BlockView#didOffset}, {@link BlockView#didLength}): a loader may decode less than
-         * {@link #load} for it.
-         */
-        default BlockView dids(int block) {
-            return load(block);
+        /** Each row's DID of the original block, in row order: a loader may decode less than {@link #load} for it. */
+        default void dids(int block, BlockDidColumn.Sink sink) {
+            BlockView v = load(block);
+            for (int i = 0; i < v.size(); i++) {
+                if (v.didLength(i) > 0) {
+                    sink.did(v.buffer(), v.didOffset(i), v.didLength(i));
+                }
+            }
         }
     }
 
@@ -259,24 +263,12 @@ public final class FooterBuilder {
             // bloom dimensions, so its per-block bloom is copied and its DIDs go to the segment set only.
             for (int b = 0; b < blockDids.size(); b++) {
                 if (blockDids.get(b) == null) {
-                    addSegmentDids(originals.dids(b));
+                    originals.dids(b, toSegment);
                 }
             }
             segmentDidsComplete = true;
         }
         original.fixCounts(collections);
-    }
-
-    /** Every row's DID of an unread block into the segment set (no per-block set: its bloom is copied). */
-    private void addSegmentDids(BlockView block) {
-        byte[] buf = block.buffer();
-        for (int i = 0; i < block.size(); i++) {
-            int dl = block.didLength(i);
-            if (dl > 0) {
-                int dOff = block.didOffset(i);
-                segmentDids.addCopy(buf, dOff, dl, GloomFilter.Probe.of(buf, dOff, dl));
-            }
-        }
     }
 
     /** Replaces an unread block's placeholder with its DIDs. */
