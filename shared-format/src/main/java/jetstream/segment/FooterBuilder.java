@@ -235,12 +235,16 @@ public final class FooterBuilder {
     private void resolveVerbatim(BlockLoader originals) {
         boolean gone = false;
         DidSet dropped = original.droppedDids();
+        // Unread blocks whose DIDs are in the segment set already: only their DID column was read (a
+        // fraction of the body), enough to tell whether a dropped row's DID is still in the segment.
+        java.util.BitSet didsRead = new java.util.BitSet(blockDids.size());
         for (int i = 0; i < dropped.size() && !gone; i++) {
             byte[] did = dropped.key(i);
             GloomFilter.Probe p = dropped.probe(i);
             for (int b = 0; b < blockDids.size() && segmentDids.indexOf(did, 0, did.length, p) < 0; b++) {
-                if (blockDids.get(b) == null && original.blooms().mightContain(b, did)) {
-                    materialize(b, originals);
+                if (blockDids.get(b) == null && !didsRead.get(b) && original.blooms().mightContain(b, did)) {
+                    originals.dids(b, toSegment);
+                    didsRead.set(b);
                 }
             }
             // a DID left the segment: the segment bloom must be rebuilt from every DID
@@ -262,7 +266,7 @@ public final class FooterBuilder {
             // Only the segment bloom and count need every DID: an unread block keeps its DIDs and the
             // bloom dimensions, so its per-block bloom is copied and its DIDs go to the segment set only.
             for (int b = 0; b < blockDids.size(); b++) {
-                if (blockDids.get(b) == null) {
+                if (blockDids.get(b) == null && !didsRead.get(b)) {
                     originals.dids(b, toSegment);
                 }
             }
