@@ -51,6 +51,8 @@ public final class CompactionRewriteBench {
                 r.header().eventCount(), r.header().uniqueDidCount());
         Path copy = dir.resolve("seg_0000000001.jss");
         for (int run = 0; run < runs; run++) {
+            java.lang.management.ThreadMXBean cpuClock = java.lang.management.ManagementFactory.getThreadMXBean();
+            long c0 = cpuClock.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             long sink = 0;
             try (ZstdFrames z = new ZstdFrames()) {
@@ -61,27 +63,31 @@ public final class CompactionRewriteBench {
                 }
             }
             double floorMs = (System.nanoTime() - t0) / 1e6;
+            double floorCpuMs = (cpuClock.getCurrentThreadCpuTime() - c0) / 1e6;
             String[] names = {"worst", "typical", "typical_leaving"};
             SegmentRewriter.Result[] res = new SegmentRewriter.Result[3];
             double[] ms = new double[3];
+            double[] cpuMs = new double[3];
             for (int mode = 0; mode < 3; mode++) {
                 Files.copy(original, copy, StandardCopyOption.REPLACE_EXISTING);
                 IntPredicate dropsIn = mode == 0 ? b -> true : b -> b % TYPICAL_EVERY == TYPICAL_EVERY / 2;
                 boolean headOnly = mode == 1;
+                long c1 = cpuClock.getCurrentThreadCpuTime();
                 long t1 = System.nanoTime();
                 res[mode] = SegmentRewriter.compact(SegmentIO.PRODUCTION, copy, dropsIn,
                         (v, i) -> v.kindCode(i) != 1 || v.seq(i) % 20 != 0
                                 || !dropsIn.test((int) ((v.seq(0) - 1) / 4096))
                                 || headOnly && v.buffer()[v.didOffset(i) + 8] != 'h');
                 ms[mode] = (System.nanoTime() - t1) / 1e6;
+                cpuMs[mode] = (cpuClock.getCurrentThreadCpuTime() - c1) / 1e6;
                 if (!SegmentVerifier.verify(copy).ok()) {
                     throw new IllegalStateException("compacted segment does not verify");
                 }
             }
-            StringBuilder line = new StringBuilder(String.format("run %d: floor %.0f ms", run, floorMs));
+            StringBuilder line = new StringBuilder(String.format("run %d: floor %.0f ms (CPU %.0f ms)", run, floorMs, floorCpuMs));
             for (int mode = 0; mode < 3; mode++) {
-                line.append(String.format("; %s %.0f ms (%d rows dropped, %d/%d blocks re-encoded, %d decoded)",
-                        names[mode], ms[mode], res[mode].rowsChanged(), res[mode].blocksReencoded(), blocks,
+                line.append(String.format("; %s %.0f ms (CPU %.0f ms; %d rows dropped, %d/%d blocks re-encoded, %d decoded)",
+                        names[mode], ms[mode], cpuMs[mode], res[mode].rowsChanged(), res[mode].blocksReencoded(), blocks,
                         res[mode].blocksDecoded()));
             }
             System.out.println(line + " (sink " + sink + ")");
@@ -91,6 +97,10 @@ public final class CompactionRewriteBench {
                     ms[0] / ms[1]);
             System.out.printf("RESULT compaction_typical_leaving_ms value=%.0f floor=%.0f ratio=%.2f%n", ms[2], ms[0],
                     ms[0] / ms[2]);
+            // thread CPU time: on a loaded box the wall times above are mostly waiting for a core
+            System.out.printf("RESULT compaction_cpu_ms floor=%.0f worst=%.0f typical=%.0f typical_leaving=%.0f "
+                    + "worst/floor=%.2f worst/typical=%.2f worst/typical_leaving=%.2f%n", floorCpuMs, cpuMs[0], cpuMs[1],
+                    cpuMs[2], cpuMs[0] / floorCpuMs, cpuMs[0] / cpuMs[1], cpuMs[0] / cpuMs[2]);
         }
     }
 

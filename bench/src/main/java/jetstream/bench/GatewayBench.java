@@ -54,8 +54,10 @@ import jetstream.wire.WireEvent;
  *       JVM on CPU 0 ({@code taskset -c 0} when taskset exists), and beside it the floor,
  *       two floors on the same CPU with the same heap flag: {@link NoopBroadcastServer} (the Vert.x
  *       WebSocket stack writing a shared frame per connection) and {@link NettyBroadcastServer} (plain
- *       Netty writing one prebuilt frame buffer to every channel, no Vert.x); each idles while another
- *       is measured, and every gateway scenario is followed by its floor twins;</li>
+ *       Netty writing one prebuilt frame buffer to every channel, no Vert.x), once flushing every 1 ms
+ *       tick and once every flush window ({@code window}), the fair floor of the gateway's batching;
+ *       each idles while another is measured, and every gateway scenario is followed by its floor
+ *       twins;</li>
  *   <li>the load generator {@link GatewayLoadGen} as a child JVM on CPU 1 (this JVM moves itself
  *       there too), which counts messages and reads event times with byte searches.</li>
  * </ul>
@@ -71,7 +73,9 @@ import jetstream.wire.WireEvent;
  * (subscriber count of the wire/compression comparison, default 1000), {@code idle} (idle
  * subscribers for the memory figure, default 5000), {@code latSubs}/{@code latRate} (default 200
  * and 500), {@code xmx} (server heap, default 1g), {@code jar} (another packaged gateway, e.g. a
- * copy of an older build, for before/after), {@code jfr} (a file: record the gateway with JFR's
+ * copy of an older build, for before/after), {@code window} (ms: the gateway's
+ * {@code JETSTREAM_SUBSCRIBE_FLUSH_WINDOW} and the batched floor's tick; default 5, the gateway's
+ * default), {@code jfr} (a file: record the gateway with JFR's
  * profile settings), {@code keep=true} (keep the data directory and logs), {@code reps} (rounds of
  * every scenario, default 1; RESULT lines then give the median round by events per CPU-second). {@code quick=true}
  * shrinks everything for a smoke run.
@@ -135,6 +139,11 @@ public final class GatewayBench {
         return o;
     }
 
+    /** The gateway's flush window ({@code window}, ms; the gateway's default when not given) and the batched floor's tick. */
+    private double windowMs() {
+        return Double.parseDouble(opt("window", "5"));
+    }
+
     private String opt(String k, String d) {
         return opts.getOrDefault(k, d);
     }
@@ -161,12 +170,15 @@ public final class GatewayBench {
         Server gw = startGateway(jar, xmx);
         Server floor = startFloor("floor", NoopBroadcastServer.class, xmx);
         Server netty = startFloor("netty floor", NettyBroadcastServer.class, xmx);
+        // the fair floor of the gateway's flush window: raw Netty flushing once per window's events
+        Server batched = startFloor("netty batched floor", NettyBroadcastServer.class, xmx, Double.toString(Math.max(1, windowMs())));
         LoadGen lg = new LoadGen(startJava("loadgen", "1", xmx, GatewayLoadGen.class.getName()));
         long dictId = dictionaryId(gw.port);
         String v2 = "ws://127.0.0.1:" + gw.port + V2_PATH;
         String v1 = "ws://127.0.0.1:" + gw.port + "/subscribe";
         String fl = "ws://127.0.0.1:" + floor.port + "/";
         String nf = "ws://127.0.0.1:" + netty.port + "/";
+        String bf = "ws://127.0.0.1:" + batched.port + "/";
         int latSubs = intOpt("latSubs", 200);
         double latRate = Double.parseDouble(opt("latRate", "500"));
         int seconds = intOpt("seconds", 10);
@@ -174,9 +186,9 @@ public final class GatewayBench {
 
         // Gateway and floor run side by side on CPU 0, each idle while the other is measured, so both
         // see the same machine load; every gateway scenario is followed by its floor twins.
-        for (Server s : List.of(gw, floor, netty)) {
+        for (Server s : List.of(gw, floor, netty, batched)) {
             System.out.printf("warm-up %d s: %s, %d subscribers × %.0f events/s%n", warmup, s.name, latSubs, latRate);
-            lg.open(latSubs, s == gw ? v2 : s == floor ? fl : nf, true);
+            lg.open(latSubs, s == gw ? v2 : s == floor ? fl : s == netty ? nf : bf, true);
             s.rate(latRate);
             Thread.sleep(warmup * 1000L);
             s.rate(0);
@@ -201,6 +213,7 @@ public final class GatewayBench {
                 add(runs, measure("gateway v2 none", gw, lg, v2, n, deliveries / n, seconds, true, 1.0));
                 add(runs, measure("floor no-op broadcast", floor, lg, fl, n, deliveries / n, seconds, true, 1.0));
                 add(runs, measure("floor raw netty", netty, lg, nf, n, deliveries / n, seconds, true, 1.0));
+                add(runs, measure("floor netty batched", batched, lg, bf, n, deliveries / n, seconds, true, 1.0));
             }
             add(runs, measure("gateway v2 zstd", gw, lg, v2 + "?zstdDictionary=" + dictId, compare, deliveries / compare,
                     seconds, false, 1.0));
@@ -215,6 +228,7 @@ public final class GatewayBench {
         gw.stop();
         floor.stop();
         netty.stop();
+        batched.stop();
 
         System.out.println();
         System.out.printf("mean frame bytes: v2 %d, v1 %d (floor frames %d); v1 shows %.1f %% of the corpus rows%n",
@@ -234,6 +248,7 @@ public final class GatewayBench {
             Measure g = median(runs.get(key("gateway v2 none", n)));
             Measure f = median(runs.get(key("floor no-op broadcast", n)));
             Measure r = median(runs.get(key("floor raw netty", n)));
+            Measure b = median(runs.get(key("floor netty batched", n)));
             if (n == 1000) {
                 at1000 = g.perCpuSecond();
             }
@@ -241,6 +256,8 @@ public final class GatewayBench {
                     n, g.perCpuSecond(), f.perCpuSecond(), g.perCpuSecond() / f.perCpuSecond());
             System.out.printf("RESULT fanout_delivered_per_cpu_s_vs_raw_netty subs=%d value=%.0f floor=%.0f ratio=%.2f%n",
                     n, g.perCpuSecond(), r.perCpuSecond(), g.perCpuSecond() / r.perCpuSecond());
+            System.out.printf("RESULT fanout_delivered_per_cpu_s_vs_netty_batched subs=%d window_ms=%s value=%.0f floor=%.0f ratio=%.2f%n",
+                    n, windowMs(), g.perCpuSecond(), b.perCpuSecond(), g.perCpuSecond() / b.perCpuSecond());
         }
         List<Measure> v2None = runs.get(key("gateway v2 none", compare));
         Measure v2Zstd = median(runs.get(key("gateway v2 zstd", compare)));
@@ -432,6 +449,9 @@ public final class GatewayBench {
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
         // every load-generator connection comes from 127.0.0.1: lift the default per-IP cap (100)
         pb.environment().put("JETSTREAM_SUBSCRIBE_MAX_PER_IP", "0");
+        if (opts.containsKey("window")) {
+            pb.environment().put("JETSTREAM_SUBSCRIBE_FLUSH_WINDOW", Math.round(windowMs() * 1000) + "us");
+        }
         Process p = pb.start();
         children.add(p);
         awaitReady(p, management, data.resolve("gateway.log"));
@@ -460,8 +480,10 @@ public final class GatewayBench {
         }
     }
 
-    private Server startFloor(String name, Class<?> main, String xmx) throws Exception {
-        Process p = startJava(name.replace(' ', '-'), "0", xmx, main.getName(), Integer.toString(meanV2));
+    private Server startFloor(String name, Class<?> main, String xmx, String... extra) throws Exception {
+        List<String> args = new ArrayList<>(List.of(Integer.toString(meanV2)));
+        args.addAll(Arrays.asList(extra));
+        Process p = startJava(name.replace(' ', '-'), "0", xmx, main.getName(), args.toArray(String[]::new));
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null && !line.startsWith("FLOOR port ")) {
@@ -590,10 +612,10 @@ public final class GatewayBench {
         Thread.sleep(2000);
         long[] s0 = lg.stats();
         lg.latency();
-        long cpu0 = cpuTicks(server.process.pid());
+        long[] cpu0 = userSystemTicks(server.process.pid());
         long t0 = System.nanoTime();
         Thread.sleep(seconds * 1000L);
-        long cpu1 = cpuTicks(server.process.pid());
+        long[] cpu1 = userSystemTicks(server.process.pid());
         long t1 = System.nanoTime();
         long[] s1 = lg.stats();
         long[] lat = lg.latency();
@@ -601,15 +623,17 @@ public final class GatewayBench {
         lg.closeAll();
         Thread.sleep(1000);
         double wall = (t1 - t0) / 1e9;
-        double cpu = (cpu1 - cpu0) / (double) CLK_TCK;
+        double user = (cpu1[0] - cpu0[0]) / (double) CLK_TCK;
+        double cpu = user + (cpu1[1] - cpu0[1]) / (double) CLK_TCK;
         long msgs = s1[0] - s0[0];
         long closedByServer = s1[2] - s0[2];
         long bytes = s1[1] - s0[1];
         double offered = rate * subs * visible;
         double perCpu = msgs / cpu;
         String line = String.format("RESULT %-22s subs=%-5d feed=%.0f ev/s offered=%,.0f/s delivered=%,.0f/s (%.0f %%) "
-                        + "server CPU %.2f cores → %,.0f delivered events per CPU-second, %.0f B/msg%s, closed by server %d, load %s",
-                what, subs, rate, offered, msgs / wall, 100.0 * msgs / wall / offered, cpu / wall, perCpu,
+                        + "server CPU %.2f cores (user %.0f %%, sys %.0f %%) → %,.0f delivered events per CPU-second, %.0f B/msg%s, closed by server %d, load %s",
+                what, subs, rate, offered, msgs / wall, 100.0 * msgs / wall / offered, cpu / wall, 100 * user / cpu,
+                100 * (cpu - user) / cpu, perCpu,
                 bytes / (double) msgs, latency ? String.format(", latency p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms (%d samples)",
                         lat[1] / 1000.0, lat[2] / 1000.0, lat[3] / 1000.0, lat[4] / 1000.0, lat[0]) : "",
                 closedByServer, loadAverage());
@@ -655,9 +679,15 @@ public final class GatewayBench {
 
     /** utime + stime of a process in clock ticks, from /proc/<pid>/stat (fields 14 and 15). */
     static long cpuTicks(long pid) throws IOException {
+        long[] t = userSystemTicks(pid);
+        return t[0] + t[1];
+    }
+
+    /** utime and stime of a process in clock ticks. */
+    static long[] userSystemTicks(long pid) throws IOException {
         String s = Files.readString(Path.of("/proc/" + pid + "/stat"));
         String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])};
     }
 
     static String loadAverage() {

@@ -35,7 +35,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * so the load generator measures latency the same way; a connection above its 4 MiB high water mark
  * (the gateway's queued-byte cap) skips the frame.
  *
- * <p>Args: {@code <frame bytes>}. Prints {@code FLOOR port <p>}; stdin: {@code rate <events/s>}
+ * <p>With a tick of {@code <tick ms>} (default 1) it is the batched floor: the events of a tick go to
+ * each connection as one flush (one gathering socket write), as the gateway's flush window batches
+ * them; its frames are stamped at the broadcast, so its latency leaves the window's wait out.
+ *
+ * <p>Args: {@code <frame bytes> [<tick ms>]}. Prints {@code FLOOR port <p>}; stdin: {@code rate <events/s>}
  * (0 stops), {@code exit}.
  */
 public final class NettyBroadcastServer {
@@ -67,6 +71,7 @@ public final class NettyBroadcastServer {
 
     public static void main(String[] args) throws Exception {
         int frameBytes = Integer.parseInt(args[0]);
+        long tickNanos = args.length > 1 ? (long) (Double.parseDouble(args[1]) * 1_000_000) : 1_000_000;
         int loops = VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE;
         NioEventLoopGroup boss = new NioEventLoopGroup(1);
         NioEventLoopGroup workers = new NioEventLoopGroup(loops);
@@ -84,7 +89,7 @@ public final class NettyBroadcastServer {
         int port = ((InetSocketAddress) server.localAddress()).getPort();
         System.out.println("FLOOR port " + port + " loops " + loops);
         System.out.flush();
-        NoopBroadcastServer.drive(frameBytes, payloads -> {
+        NoopBroadcastServer.drive(frameBytes, tickNanos, payloads -> {
             List<ByteBuf> frames = new ArrayList<>(payloads.size());
             for (byte[] f : payloads) {
                 frames.add(frame(f));

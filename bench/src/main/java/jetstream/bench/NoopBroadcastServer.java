@@ -101,7 +101,7 @@ public final class NoopBroadcastServer {
                 .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         System.out.println("FLOOR port " + port + " loops " + loops);
         System.out.flush();
-        drive(frameBytes, payloads -> {
+        drive(frameBytes, 1_000_000, payloads -> {
             List<Buffer> frames = new ArrayList<>(payloads.size());
             for (byte[] f : payloads) {
                 frames.add(Buffer.buffer(f));
@@ -115,11 +115,12 @@ public final class NoopBroadcastServer {
     }
 
     /**
-     * The floors' driver: a ticker thread handing {@code broadcast} each tick's event payloads at the
-     * rate set on stdin ({@link #template} stamped with the time), and the stdin loop; returns on
-     * {@code exit} or end of input.
+     * The floors' driver: a ticker thread handing {@code broadcast} each tick's event payloads (one
+     * tick every {@code tickNanos}) at the rate set on stdin ({@link #template} stamped with the time),
+     * and the stdin loop; returns on {@code exit} or end of input.
      */
-    static void drive(int frameBytes, java.util.function.Consumer<List<byte[]>> broadcast) throws java.io.IOException {
+    static void drive(int frameBytes, long tickNanos, java.util.function.Consumer<List<byte[]>> broadcast)
+            throws java.io.IOException {
         byte[] template = template(frameBytes);
         int digitsAt = "{\"time_us\":".length();
         long offset = GatewayLoadGen.realtimeOffsetMicros();
@@ -128,7 +129,7 @@ public final class NoopBroadcastServer {
             while (true) {
                 double r = rate;
                 // idle while the gateway is measured on the same CPU: wake rarely
-                long due = pacer.next(r, r == 0 ? 20_000_000 : 1_000_000);
+                long due = pacer.next(r, r == 0 ? 20_000_000 : tickNanos);
                 if (due == 0) {
                     continue;
                 }

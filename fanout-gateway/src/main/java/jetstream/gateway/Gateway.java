@@ -77,6 +77,8 @@ public class Gateway {
     private ExecutorService resolver;
     private volatile ActiveSearch activeSearch = ActiveTimeSearch::find;
     private java.util.concurrent.ScheduledExecutorService coldTimer;
+    /** Ends the ring's wake windows (its own thread: a wake is never queued behind other timers). */
+    private java.util.concurrent.ScheduledExecutorService wakeTimer;
     private volatile String phase;
     private volatile boolean writerRunning;
     private volatile boolean feedConnected;
@@ -147,7 +149,12 @@ public class Gateway {
         if (ring != null) {
             return;
         }
-        ring = new Ring(config.subscribeReadLogRetentionBytes());
+        wakeTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "ring-wake");
+            t.setDaemon(true);
+            return t;
+        });
+        ring = new Ring(config.subscribeReadLogRetentionBytes(), config.subscribeFlushWindow().toNanos(), wakeTimer);
         AtomicInteger n = new AtomicInteger();
         coldPool = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "cold-replay-" + n.incrementAndGet());
@@ -313,6 +320,7 @@ public class Gateway {
             coldPool.shutdownNow();
             coldTimer.shutdownNow();
             resolver.shutdownNow();
+            wakeTimer.shutdownNow();
         }
     }
 

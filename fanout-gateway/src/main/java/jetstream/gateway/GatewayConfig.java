@@ -32,6 +32,13 @@ public interface GatewayConfig {
     @WithDefault("1024")
     int subscribeReadBatch();
 
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_FLUSH_WINDOW}: how long a caught-up subscriber waits after a new event
+     * so later events go out in the same socket write (gateway-specific); 0 = write every event at once.
+     */
+    @WithDefault("5ms")
+    Duration subscribeFlushWindow();
+
     /** {@code JETSTREAM_SUBSCRIBE_SLOW_WINDOW}. */
     @WithDefault("60s")
     Duration subscribeSlowWindow();

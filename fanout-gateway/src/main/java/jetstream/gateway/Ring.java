@@ -2,6 +2,10 @@ package jetstream.gateway;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The in-memory tail of the readable log: recent events in seq order within a byte budget.
@@ -10,7 +14,10 @@ import java.util.List;
  * seq below {@link #floor()} is readable from segments, so cold replay joins the ring without a gap.
  *
  * <p>One writer (the feed), many readers; subscribers that caught up park and are woken once per
- * published batch.
+ * published batch, or with a wake window at most once per window: the events published within it
+ * then reach each parked subscriber as one read, written to its socket as one flush (one gathering
+ * write for many events instead of one socket write per event and connection). Readers that are
+ * not parked (behind, reading) see appended events at once either way.
  */
 public final class Ring {
     private final long budgetBytes;
@@ -25,9 +32,27 @@ public final class Ring {
     private long durable;
     private boolean started;
     private List<Runnable> parked = new ArrayList<>();
+    private final long wakeWindowNanos;
+    private final ScheduledExecutorService timer;
+    /** A windowed wake is scheduled and has not yet taken the parked readers. */
+    private final AtomicBoolean wakePending = new AtomicBoolean();
 
+    /** A ring that wakes parked readers at every {@link #publish()}. */
     public Ring(long budgetBytes) {
+        this(budgetBytes, 0, null);
+    }
+
+    /**
+     * A ring whose {@link #publish()} wakes parked readers {@code wakeWindowNanos} after the first
+     * publish since the last wake, on {@code timer} (0: at once, on the publishing thread).
+     */
+    public Ring(long budgetBytes, long wakeWindowNanos, ScheduledExecutorService timer) {
+        if (wakeWindowNanos > 0 && timer == null) {
+            throw new IllegalArgumentException("a wake window needs a timer");
+        }
         this.budgetBytes = budgetBytes;
+        this.wakeWindowNanos = wakeWindowNanos;
+        this.timer = timer;
     }
 
     /**
@@ -104,8 +129,25 @@ public final class Ring {
         evict();
     }
 
-    /** Wakes parked readers: call after appending a batch. */
+    /** Wakes parked readers (at once, or at the end of the wake window): call after appending a batch. */
     public void publish() {
+        if (wakeWindowNanos <= 0) {
+            wakeParked();
+        } else if (wakePending.compareAndSet(false, true)) {
+            try {
+                timer.schedule(() -> {
+                    // cleared first: a publish from here on schedules the next wake, none is missed
+                    wakePending.set(false);
+                    wakeParked();
+                }, wakeWindowNanos, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException stopping) {
+                wakePending.set(false);
+                wakeParked();
+            }
+        }
+    }
+
+    private void wakeParked() {
         List<Runnable> wake;
         synchronized (this) {
             wake = takeParked();

@@ -168,6 +168,8 @@ public final class SettingCatalog {
                     "how often `/status` samples its charts (ring of the last hour, at most 3600 samples)"),
             declare("JETSTREAM_SUBSCRIBE_BLOCK_CACHE_BYTES", Type.LONG, "67108864", EnumSet.of(Service.GATEWAY),
                     "decoded-block cache for cold replay"),
+            declare("JETSTREAM_SUBSCRIBE_FLUSH_WINDOW", Type.DURATION, "5ms", EnumSet.of(Service.GATEWAY),
+                    "how long caught-up subscribers wait after a new event before they are woken, so the window's events go to each socket as one write; 0 = every event at once"),
             declare("JETSTREAM_SUBSCRIBE_COLD_EVENTS_PER_SEC", Type.DOUBLE, "200000", EnumSet.of(Service.GATEWAY),
                     "rows all cold (segment) readers of one gateway may read per second together (burst: one second's worth)"),
             declare("JETSTREAM_SUBSCRIBE_MAX_EVENTS_PER_SECOND", Type.DOUBLE, "0", EnumSet.of(Service.GATEWAY),

@@ -36,6 +36,15 @@ public final class FooterBuilder {
     /** The original's footer when a compaction rewrite copies blocks without decoding them. */
     private OriginalFooter original;
     private int verbatimBlocks;
+    /**
+     * Rewrite mode: {@link #segmentDids} holds every DID of the segment although some blocks stay
+     * unread for their blooms (a DID left, the per-block sizing did not change), so the segment
+     * bloom is rebuilt and the per-block blooms of unread blocks copied.
+     */
+    private boolean segmentDidsComplete;
+    /** An unread block's DIDs into the segment set only (its per-block bloom is copied). */
+    private final BlockDidColumn.Sink toSegment = (buf, off, len) ->
+            segmentDids.addCopy(buf, off, len, GloomFilter.Probe.of(buf, off, len));
 
     public FooterBuilder(ZstdFrames zstd) {
         this.zstd = zstd;
@@ -66,6 +75,16 @@ public final class FooterBuilder {
     @FunctionalInterface
     public interface BlockLoader {
         BlockView load(int block);
+
+        /** Each row's DID of the original block, in row order: a loader may decode less than {@link #load} for it. */
+        default void dids(int block, BlockDidColumn.Sink sink) {
+            BlockView v = load(block);
+            for (int i = 0; i < v.size(); i++) {
+                if (v.didLength(i) > 0) {
+                    sink.did(v.buffer(), v.didOffset(i), v.didLength(i));
+                }
+            }
+        }
     }
 
     public int blockCount() {
@@ -216,12 +235,16 @@ public final class FooterBuilder {
     private void resolveVerbatim(BlockLoader originals) {
         boolean gone = false;
         DidSet dropped = original.droppedDids();
+        // Unread blocks whose DIDs are in the segment set already: only their DID column was read (a
+        // fraction of the body), enough to tell whether a dropped row's DID is still in the segment.
+        java.util.BitSet didsRead = new java.util.BitSet(blockDids.size());
         for (int i = 0; i < dropped.size() && !gone; i++) {
             byte[] did = dropped.key(i);
             GloomFilter.Probe p = dropped.probe(i);
             for (int b = 0; b < blockDids.size() && segmentDids.indexOf(did, 0, did.length, p) < 0; b++) {
-                if (blockDids.get(b) == null && original.blooms().mightContain(b, did)) {
-                    materialize(b, originals);
+                if (blockDids.get(b) == null && !didsRead.get(b) && original.blooms().mightContain(b, did)) {
+                    originals.dids(b, toSegment);
+                    didsRead.set(b);
                 }
             }
             // a DID left the segment: the segment bloom must be rebuilt from every DID
@@ -233,12 +256,21 @@ public final class FooterBuilder {
             capacity = (int) Math.max(capacity, dids != null ? dids.length : original.blooms().bloom(b).count());
         }
         boolean resized = !GloomFilter.optimalParams(capacity, BlockBloomRegion.FP_RATE).equals(original.bloomParams());
-        if (gone || resized || !original.hasSegmentBloom()) {
+        if (resized || !original.hasSegmentBloom()) {
             for (int b = 0; b < blockDids.size(); b++) {
                 if (blockDids.get(b) == null) {
                     materialize(b, originals);
                 }
             }
+        } else if (gone) {
+            // Only the segment bloom and count need every DID: an unread block keeps its DIDs and the
+            // bloom dimensions, so its per-block bloom is copied and its DIDs go to the segment set only.
+            for (int b = 0; b < blockDids.size(); b++) {
+                if (blockDids.get(b) == null && !didsRead.get(b)) {
+                    originals.dids(b, toSegment);
+                }
+            }
+            segmentDidsComplete = true;
         }
         original.fixCounts(collections);
     }
@@ -288,11 +320,10 @@ public final class FooterBuilder {
         byte[] segmentBloom;
         long uniqueDids;
         BlockBloomRegion region;
-        if (verbatimBlocks > 0) {
+        if (verbatimBlocks > 0 && !segmentDidsComplete) {
             // every DID is still in the segment and the per-block sizing is unchanged (resolveVerbatim)
             segmentBloom = original.segmentBloomBytes();
             uniqueDids = original.header().uniqueDidCount();
-            region = BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms());
         } else {
             GloomFilter bloom = GloomFilter.create(segmentDids.size(), SEGMENT_BLOOM_FP_RATE);
             for (int i = 0; i < segmentDids.size(); i++) {
@@ -300,8 +331,9 @@ public final class FooterBuilder {
             }
             segmentBloom = bloom.serialize();
             uniqueDids = segmentDids.size();
-            region = BlockBloomRegion.build(blockDids);
         }
+        region = verbatimBlocks > 0 ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
+                : BlockBloomRegion.build(blockDids);
         CollectionIndex collectionIndex = collections.build();
         Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd));
         if (accept.test(footer.header().checksum())) {

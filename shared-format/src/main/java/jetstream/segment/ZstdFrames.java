@@ -155,6 +155,54 @@ public final class ZstdFrames implements AutoCloseable {
         }
     }
 
+    /** Direct buffers of {@link #beginPrefix}'s streaming decompression (zstd-jni streams only direct memory). */
+    private java.nio.ByteBuffer streamIn;
+    private java.nio.ByteBuffer streamOut;
+
+    /**
+     * Starts decompressing one frame of {@code content} bytes from its start, to read only a prefix
+     * ({@link #prefix}): zstd decodes block by block, so a prefix costs about its share of the frame.
+     */
+    public void beginPrefix(byte[] frame, int off, int len, int content) {
+        requireSingleFrame(frame, off, len);
+        dctx.reset();
+        streamIn = direct(streamIn, len);
+        streamIn.put(frame, off, len).flip();
+        streamOut = direct(streamOut, content);
+        streamOut.limit(content);
+    }
+
+    private static java.nio.ByteBuffer direct(java.nio.ByteBuffer b, int capacity) {
+        if (b == null || b.capacity() < capacity) {
+            b = java.nio.ByteBuffer.allocateDirect(Math.max(capacity, b == null ? 0 : b.capacity() + (b.capacity() >> 1)));
+        }
+        return b.clear();
+    }
+
+    /**
+     * Copies content bytes {@code [from, to)} of the frame begun with {@link #beginPrefix} into
+     * {@code dst} at {@code from}, decompressing as far as needed (calls move forward only).
+     *
+     * @throws SegmentException CORRUPT_SEGMENT when the frame is bad or ends before {@code to}
+     */
+    public void prefix(byte[] dst, int from, int to) {
+        try {
+            while (streamOut.position() < to) {
+                java.nio.ByteBuffer out = streamOut.duplicate().limit(to);
+                int before = out.position();
+                int inBefore = streamIn.position();
+                boolean done = dctx.decompressDirectByteBufferStream(out, streamIn);
+                streamOut.position(out.position());
+                if (out.position() < to && (done || out.position() == before && streamIn.position() == inBefore)) {
+                    throw SegmentException.corrupt("zstd frame ends after " + out.position() + " of " + to + " bytes");
+                }
+            }
+        } catch (ZstdException e) {
+            throw SegmentException.corrupt("zstd frame: " + e.getMessage());
+        }
+        streamOut.get(from, dst, from, to - from);
+    }
+
     @Override
     public void close() {
         cctx.close();

@@ -12,6 +12,7 @@ import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockFraming;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
+import jetstream.segment.FooterBuilder;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentLimits;
@@ -41,6 +42,14 @@ public final class ActiveSegment implements Closeable {
     private ResumeReport resumeReport;
     private byte[] body = new byte[0];
     private byte[] framed = new byte[0];
+    /**
+     * The footer of a file this writer created, fed with each block's rows as the block is written
+     * (the body it compressed), so the seal need not read and decompress the file again; null for a
+     * resumed file, whose seal derives the footer from the frames on disk.
+     */
+    private FooterBuilder footer;
+    private boolean fresh;
+    private final BlockView appended = new BlockView();
 
     /**
      * What resuming an active file found and cut.
@@ -96,7 +105,9 @@ public final class ActiveSegment implements Closeable {
             }
             throw new SegmentPersistenceException("creating", path, e);
         }
-        return new ActiveSegment(io, path, ch, HEADER_SIZE, null);
+        ActiveSegment seg = new ActiveSegment(io, path, ch, HEADER_SIZE, null);
+        seg.fresh = true;
+        return seg;
     }
 
     /**
@@ -296,6 +307,7 @@ public final class ActiveSegment implements Closeable {
         int frameLen = zstd.compress(body, 0, bodyLen, framed, SegmentLimits.FRAME_PREFIX_SIZE);
         ByteBuffer out = ByteBuffer.wrap(framed, 0, SegmentLimits.FRAME_PREFIX_SIZE + frameLen).order(ByteOrder.LITTLE_ENDIAN);
         out.putLong(0, frameLen);
+        long at = size;
         long end = size + SegmentLimits.FRAME_PREFIX_SIZE + frameLen;
         try {
             requireFileEndsAt(size, "before");
@@ -307,6 +319,20 @@ public final class ActiveSegment implements Closeable {
         }
         size = end;
         noteBlock(rows.seq(0), rows.seq(rows.size() - 1), rows.size());
+        if (fresh) {
+            if (footer == null) {
+                footer = new FooterBuilder(zstd);
+            }
+            footer.addBlock(at, frameLen, appended.decode(body, 0, bodyLen));
+        }
+    }
+
+    /**
+     * The footer builder fed with every block of this file, or null when the seal must derive it from
+     * the frames on disk (a resumed file, or one without blocks).
+     */
+    FooterBuilder footerBuilder() {
+        return footer;
     }
 
     /**

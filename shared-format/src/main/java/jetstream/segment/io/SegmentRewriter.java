@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntPredicate;
 import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockDidColumn;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
@@ -271,14 +272,29 @@ public final class SegmentRewriter {
                     return new Result(false, 0, 0, decoded[0], sizeBefore, sizeBefore);
                 }
                 long footerOffset = tmp.position();
-                BlockView originalView = new BlockView();
-                Footer footer = pass.footer(sf, footerOffset, b -> {
-                    try {
-                        byte[] f = sf.readFrame(ch, b);
-                        decoded[0]++;
+                Footer footer = pass.footer(sf, footerOffset, new FooterBuilder.BlockLoader() {
+                    private final BlockView originalView = new BlockView();
+                    private final BlockDidColumn didColumn = new BlockDidColumn();
+
+                    @Override
+                    public BlockView load(int b) {
+                        byte[] f = frame(b);
                         return originalView.decodeFrame(zstd, f, 0, f.length, sf.entry(b).uncompressedSize());
-                    } catch (IOException e) {
-                        throw new SegmentPersistenceException("reading", file, e);
+                    }
+
+                    @Override
+                    public void dids(int b, BlockDidColumn.Sink sink) {
+                        byte[] f = frame(b);
+                        didColumn.read(zstd, f, 0, f.length, sf.entry(b).uncompressedSize(), sink);
+                    }
+
+                    private byte[] frame(int b) {
+                        try {
+                            decoded[0]++;
+                            return sf.readFrame(ch, b);
+                        } catch (IOException e) {
+                            throw new SegmentPersistenceException("reading", file, e);
+                        }
                     }
                 });
                 tmp.append(footer.footerBytes(), 0, footer.footerBytes().length);

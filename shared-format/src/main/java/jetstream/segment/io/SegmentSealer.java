@@ -13,10 +13,12 @@ import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
 
 /**
- * Seals an active segment on disk (docs/segment-format.md): footer_offset = file size; every frame is re-read
- * from disk and decoded so the footer is derived from what is durable, not from memory; the footer
- * is written and fsynced, then the finalized header over offset 0, fsynced. If the header cannot be
- * written the file is put back into its active state (active header, footer truncated away).
+ * Seals an active segment on disk (docs/segment-format.md): footer_offset = file size; the footer comes
+ * from the rows the writer fed its builder as it wrote each block (a file this process created and
+ * wrote) or, for a resumed file, from every frame re-read from disk and decoded; the same footer
+ * bytes either way. The footer is written and fsynced, then the finalized header over offset 0,
+ * fsynced. If the header cannot be written the file is put back into its active state (active
+ * header, footer truncated away).
  */
 public final class SegmentSealer {
     private SegmentSealer() {}
@@ -45,7 +47,12 @@ public final class SegmentSealer {
         FileChannel ch = segment.channel();
         try {
             long footerOffset = ch.size();
-            Footer footer = buildFooter(ch, path, footerOffset, zstd);
+            FooterBuilder fed = segment.footerBuilder();
+            if (fed != null && footerOffset != segment.size()) {
+                throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, path + " is " + footerOffset
+                        + " bytes at its seal, not the " + segment.size() + " its writer wrote");
+            }
+            Footer footer = fed != null ? fed.build(footerOffset) : buildFooter(ch, path, footerOffset, zstd);
             try {
                 io.write(ch, path, ByteBuffer.wrap(footer.footerBytes()), footerOffset);
                 io.fsync(ch, path);
