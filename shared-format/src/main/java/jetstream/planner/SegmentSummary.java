@@ -7,6 +7,7 @@ import jetstream.segment.BlockBloomRegion;
 import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.CollectionIndex;
+import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
@@ -54,12 +55,14 @@ public final class SegmentSummary {
     private final int bloomSize;
     private final AtomicLongArray bloomState;
     private final String[] collections;
+    /** The DID-hash section, read in place; null when the file has none (Go-written). */
+    private final ByteBuffer didHashes;
     private final int maskLen;
     private final byte[] masks;
 
     private SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
                            int blockCount, ByteBuffer blockIndex, ByteBuffer segmentBloom, ByteBuffer blockBlooms,
-                           int bloomSize, String[] collections, byte[] masks) {
+                           int bloomSize, String[] collections, byte[] masks, ByteBuffer didHashes) {
         this.name = name;
         this.index = index;
         this.checksum = header.checksum();
@@ -90,6 +93,8 @@ public final class SegmentSummary {
             }
         }
         this.collections = collections;
+        this.didHashes = didHashes != null && DidHashSection.isFramed(didHashes)
+                ? didHashes.order(ByteOrder.LITTLE_ENDIAN) : null;
         this.maskLen = (collections.length + 7) / 8;
         if (masks.length != (long) blockCount * maskLen) {
             throw new IllegalArgumentException("collection masks are " + masks.length + " bytes for " + blockCount
@@ -101,10 +106,11 @@ public final class SegmentSummary {
     /** Assembles a summary from heap arrays (tests and benchmarks); bloom bytes are validated on first probe. */
     public SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
                           int[] blockEvents, long[] blockMinSeq, long[] blockMaxSeq, byte[] segmentBloom,
-                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks) {
+                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks, byte[] didHashes) {
         this(name, index, header, sizeBytes, mtimeMillis, blockEvents.length,
                 packIndex(blockEvents, blockMinSeq, blockMaxSeq), segmentBloom == null ? null : ByteBuffer.wrap(segmentBloom),
-                ByteBuffer.wrap(blockBlooms), bloomSize, collections, masks);
+                ByteBuffer.wrap(blockBlooms), bloomSize, collections, masks,
+                didHashes == null ? null : ByteBuffer.wrap(didHashes));
     }
 
     private static ByteBuffer packIndex(int[] events, long[] min, long[] max) {
@@ -183,8 +189,11 @@ public final class SegmentSummary {
                 }
             }
         }
+        int section = ci.didHashSectionAt();
+        ByteBuffer didHashes = section < 0 ? null
+                : f.slice((int) h.collectionIndexOffset() + section, f.limit() - (int) h.collectionIndexOffset() - section);
         return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, segBloom, blooms,
-                (int) bloomSize, names, masks);
+                (int) bloomSize, names, masks, didHashes);
     }
 
     private int state(int b) {
@@ -307,6 +316,14 @@ public final class SegmentSummary {
             }
         }
         return false;
+    }
+
+    /**
+     * The segment's DID-hash section (framing checked, CRC not: {@link DidHashSection#isValid}), a
+     * little-endian view read in place; null when the file has none.
+     */
+    public ByteBuffer didHashes() {
+        return didHashes == null ? null : didHashes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /**
