@@ -56,6 +56,11 @@ public final class ManifestStore {
                 .description("sealed segments in the resident manifest").register(metrics);
         Gauge.builder("jetstream.manifest.resident.bloom.bytes", state, s -> s.get().manifest().residentBloomBytes())
                 .description("bytes of segment and per-block DID blooms probed in place in the mapped footers (off-heap)").register(metrics);
+        Gauge.builder("jetstream.manifest.did.group.filters", state, s -> s.get().manifest().didGroupFilters())
+                .description("groups of 64 segments with a first-level DID filter (the others are probed segment by segment)")
+                .register(metrics);
+        Gauge.builder("jetstream.manifest.did.group.filter.bytes", state, s -> s.get().manifest().didGroupFilterBytes())
+                .description("heap bytes of the group DID filters").register(metrics);
         Gauge.builder("jetstream.manifest.unreadable.segments", unreadable, Set::size)
                 .description("sealed segment files that failed to parse and are not served").register(metrics);
     }
@@ -201,7 +206,8 @@ public final class ManifestStore {
         for (ServedSegment s : served.values()) {
             summaries.add(s.summary());
         }
-        state.set(new State(Manifest.of(summaries), Map.copyOf(served)));
+        // the previous manifest's group DID filters are reused for groups whose segments did not change
+        state.set(new State(Manifest.of(summaries, state.get().manifest()), Map.copyOf(served)));
     }
 
     /**
