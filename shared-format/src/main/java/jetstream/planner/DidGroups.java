@@ -25,8 +25,13 @@ final class DidGroups {
         this.bytes = bytes;
     }
 
-    /** Filters for {@code sorted} (ascending index), reusing {@code previous}'s where the members are unchanged. */
-    static DidGroups build(List<SegmentSummary> sorted, DidGroups previous, long budgetBytes) {
+    /**
+     * Filters for {@code sorted} (ascending index), reusing any of {@code previous}' filters whose
+     * members are unchanged; with {@code buildMissing} the other closed groups get new filters
+     * (reading their sections), else they stay without until a later build.
+     */
+    static DidGroups build(List<SegmentSummary> sorted, List<DidGroups> previous, boolean buildMissing,
+                           long budgetBytes) {
         if (sorted.isEmpty()) {
             return NONE;
         }
@@ -46,8 +51,15 @@ final class DidGroups {
             }
             SegmentSummary[] members = sorted.subList(i, j).toArray(new SegmentSummary[0]);
             i = j;
-            DidGroupFilter f = previous.filter(g);
-            if (f == null || !f.covers(members)) {
+            DidGroupFilter f = null;
+            for (DidGroups p : previous) {
+                DidGroupFilter old = p.filter(g);
+                if (old != null && old.covers(members)) {
+                    f = old;
+                    break;
+                }
+            }
+            if (f == null && buildMissing) {
                 f = DidGroupFilter.build(members, budgetBytes - used);
             }
             if (f != null && used + f.bytes() <= budgetBytes) {
