@@ -128,7 +128,9 @@ public final class SegmentSummary {
 
     /** The summary of a parsed sealed segment, reading its footer in place from the reader's buffer. */
     public static SegmentSummary of(SegmentReader r, String name, long index, long mtimeMillis) {
-        return load(r.bytes(), r.header(), r.collectionIndex(), name, index, mtimeMillis);
+        int section = r.collectionIndex().didHashSectionAt();
+        return load(r.bytes(), r.header(), r.collectionIndex(),
+                section < 0 ? -1 : (int) r.header().collectionIndexOffset() + section, name, index, mtimeMillis);
     }
 
     /**
@@ -153,14 +155,16 @@ public final class SegmentSummary {
         f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
         BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
         int collAt = (int) h.collectionIndexOffset();
-        byte[] cb = new byte[(int) (size - collAt)];
+        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
+        byte[] cb = new byte[collEnd - collAt];
         f.get(collAt, cb, 0, cb.length);
         CollectionIndex ci = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
-        return load(f, h, ci, name, index, mtimeMillis);
+        return load(f, h, ci, collEnd < size ? collEnd : -1, name, index, mtimeMillis);
     }
 
-    private static SegmentSummary load(ByteBuffer file, SegmentHeader h, CollectionIndex ci, String name, long index,
-                                       long mtimeMillis) {
+    /** {@code sectionAt}: where the DID-hash section starts in {@code file}, -1 for none. */
+    private static SegmentSummary load(ByteBuffer file, SegmentHeader h, CollectionIndex ci, int sectionAt, String name,
+                                       long index, long mtimeMillis) {
         ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int blocks = (int) h.blockCount();
         ByteBuffer indexBytes = f.slice((int) h.blockIndexOffset(), blocks * ENTRY);
@@ -189,9 +193,7 @@ public final class SegmentSummary {
                 }
             }
         }
-        int section = ci.didHashSectionAt();
-        ByteBuffer didHashes = section < 0 ? null
-                : f.slice((int) h.collectionIndexOffset() + section, f.limit() - (int) h.collectionIndexOffset() - section);
+        ByteBuffer didHashes = sectionAt < 0 ? null : f.slice(sectionAt, f.limit() - sectionAt);
         return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, segBloom, blooms,
                 (int) bloomSize, names, masks, didHashes);
     }

@@ -75,6 +75,35 @@ public final class DidHashSection {
         return isFramed(ByteBuffer.wrap(src, off + at, len - at).slice()) ? at : -1;
     }
 
+    /**
+     * Where the collection-index bytes end in {@code file} (collection index at {@code collAt}, file
+     * of {@code size} bytes): before a framed section when there is one, else at {@code size}. Reads
+     * only a prefix of growing length until the frame is complete, so a loader does not copy the
+     * section (megabytes per segment) to find the index (kilobytes).
+     */
+    public static int collectionIndexEnd(ByteBuffer file, int collAt, int size) {
+        int frameAt = collAt + CollectionIndex.HEADER_SIZE;
+        int avail = size - frameAt;
+        for (int len = Math.min(avail, 1 << 16); len > 0; len = Math.min(avail, len * 4)) {
+            byte[] prefix = new byte[len];
+            file.get(frameAt, prefix, 0, len);
+            long frame;
+            try {
+                frame = Zstd.findFrameCompressedSize(prefix, 0, len);
+            } catch (ZstdException e) {
+                frame = -1;
+            }
+            if (!Zstd.isError(frame) && frame > 0) {
+                int end = frameAt + (int) frame;
+                return end < size && isFramed(file.slice(end, size - end)) ? end : size;
+            }
+            if (len == avail) {
+                return size;
+            }
+        }
+        return size;
+    }
+
     /** Whether {@code s} (exactly the section's bytes) frames a section: magics and sizes agree. */
     public static boolean isFramed(ByteBuffer s) {
         ByteBuffer b = s.duplicate().order(ByteOrder.LITTLE_ENDIAN);

@@ -73,6 +73,8 @@ class DidHashSectionTest {
         assertTrue(DidHashSection.isValid(section));
         assertEquals(dids.size(), DidHashSection.count(section));
         assertEquals(r.header().uniqueDidCount(), DidHashSection.count(section));
+        ByteBuffer viaReader = SegmentSummary.of(r, SegmentName.format(0), 0, 0).didHashes();
+        assertEquals(section, viaReader, "the reader's summary finds the same section");
         Set<Integer> listed = new HashSet<>();
         for (int i = 0; i < DidHashSection.count(section); i++) {
             listed.add(DidHashSection.hashAt(section, i));
