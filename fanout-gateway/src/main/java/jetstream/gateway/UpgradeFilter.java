@@ -358,16 +358,7 @@ public class UpgradeFilter {
             return then.accept(() -> cursor(q, v2));
         }
         HttpServerRequest req = rc.request();
-        // A client may leave while its cursor resolves: what it holds must come back then, not at the
-        // sweep's 30 s expiry of unused preparations.
-        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
-        rc.response().closeHandler(v -> {
-            gone.set(true);
-            Gateway.Prepared p = gateway.take(req.headers().get(Gateway.PREPARED_HEADER));
-            if (p != null) {
-                p.release();
-            }
-        });
+        java.util.function.BooleanSupplier gone = Connections.releaseIfGone(gateway, rc);
         req.pause();
         try {
             gateway.resolver().execute(() -> {
@@ -375,7 +366,7 @@ public class UpgradeFilter {
                 loop.runOnContext(v -> {
                     boolean kept = false;
                     try {
-                        if (gone.get() || rc.response().closed()) {
+                        if (gone.getAsBoolean()) {
                             return; // nothing admitted yet: the finally gives back the state bytes
                         }
                         kept = then.accept(outcome);
