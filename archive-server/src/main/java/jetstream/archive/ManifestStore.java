@@ -18,6 +18,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import jetstream.planner.Manifest;
 import jetstream.planner.SegmentSummary;
@@ -49,6 +52,13 @@ public final class ManifestStore {
     /** Files the first load found (-1 until it has listed the directory) and has opened so far. */
     private volatile int loadTotal = -1;
     private volatile int loadDone;
+    /** Builds group DID filters off the load and request paths (it reads every DID-hash section). */
+    private final ExecutorService groupBuilder = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "did-group-filters");
+        t.setDaemon(true);
+        return t;
+    });
+    private final AtomicBoolean groupBuildQueued = new AtomicBoolean();
 
     public ManifestStore(Path segmentsDir, MeterRegistry metrics) {
         this.dir = segmentsDir;
@@ -56,6 +66,11 @@ public final class ManifestStore {
                 .description("sealed segments in the resident manifest").register(metrics);
         Gauge.builder("jetstream.manifest.resident.bloom.bytes", state, s -> s.get().manifest().residentBloomBytes())
                 .description("bytes of segment and per-block DID blooms probed in place in the mapped footers (off-heap)").register(metrics);
+        Gauge.builder("jetstream.manifest.did.group.filters", state, s -> s.get().manifest().didGroupFilters())
+                .description("groups of 64 segments with a first-level DID filter (the others are probed segment by segment)")
+                .register(metrics);
+        Gauge.builder("jetstream.manifest.did.group.filter.bytes", state, s -> s.get().manifest().didGroupFilterBytes())
+                .description("heap bytes of the group DID filters").register(metrics);
         Gauge.builder("jetstream.manifest.unreadable.segments", unreadable, Set::size)
                 .description("sealed segment files that failed to parse and are not served").register(metrics);
     }
@@ -201,7 +216,28 @@ public final class ManifestStore {
         for (ServedSegment s : served.values()) {
             summaries.add(s.summary());
         }
-        state.set(new State(Manifest.of(summaries), Map.copyOf(served)));
+        // the previous manifest's group DID filters are reused for groups whose segments did not
+        // change; the others are built in the background (until then their segments plan by their blooms)
+        state.set(new State(Manifest.reusing(summaries, state.get().manifest()), Map.copyOf(served)));
+        if (groupBuildQueued.compareAndSet(false, true)) {
+            groupBuilder.execute(this::buildGroupFilters);
+        }
+    }
+
+    private void buildGroupFilters() {
+        groupBuildQueued.set(false);
+        try {
+            Manifest base = state.get().manifest();
+            Manifest built = Manifest.of(base.segments(), base);
+            synchronized (this) {
+                // a publish meanwhile queued another build for what it changed; keep what still fits
+                State cur = state.get();
+                state.set(new State(Manifest.reusing(cur.manifest().segments(), cur.manifest(), built), cur.served()));
+            }
+        } catch (RuntimeException e) {
+            // the planner stays correct without group filters (segment blooms answer); say so loudly
+            LOG.errorf(e, "building the group DID filters failed; plans probe every segment bloom");
+        }
     }
 
     /**

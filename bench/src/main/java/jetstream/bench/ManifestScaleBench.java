@@ -47,11 +47,14 @@ import jetstream.segment.io.SegmentName;
  * skipped when absent) with {@code -Xmx512m}: start to {@code /q/health/ready}, heap used after
  * {@code jcmd GC.run}, planSnapshot p50 over HTTP on 127.0.0.1.
  *
- * <p>{@code bench/run --main jetstream.bench.ManifestScaleBench <dir> [segments=6400] [blocks=860] [didsPerBlock=256]}
- * (an existing archive of the same shape in {@code <dir>/segments} is reused).
+ * <p>{@code bench/run --main jetstream.bench.ManifestScaleBench <dir> [segments=6400] [blocks=860] [didsPerBlock=256]
+ * [templates=4]} (an existing archive of the same segment count in {@code <dir>/segments} is reused). Each
+ * template is a DID pool, so a group of 64 consecutive segments holds min(64, templates) pools: with 4 the
+ * group DID filters are small (pools repeat), with 64 every segment of a group has its own DIDs.
  */
 public final class ManifestScaleBench {
-    private static final int TEMPLATES = 4;
+    /** Footer templates (DID pools); segments cycle through them. More templates, more distinct DIDs per group. */
+    private static int templates = 4;
     private static final int COLLECTIONS = 48;
     private static final int ROUNDS = 300;
     /** A round stops after this long (the present-DID plans over 6,400 segments take ~1 s each). */
@@ -64,6 +67,7 @@ public final class ManifestScaleBench {
         int segments = args.length > 1 ? Integer.parseInt(args[1]) : 6400;
         int blocks = args.length > 2 ? Integer.parseInt(args[2]) : 860;
         int dids = args.length > 3 ? Integer.parseInt(args[3]) : 256;
+        templates = args.length > 4 ? Integer.parseInt(args[4]) : 4;
         Path dir = Files.createDirectories(data.resolve("segments"));
         long t0 = System.nanoTime();
         long bytes = generate(dir, segments, blocks, dids);
@@ -102,9 +106,9 @@ public final class ManifestScaleBench {
         byte[] frame = new byte[8 + placeholder.length];
         ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(placeholder.length);
         System.arraycopy(placeholder, 0, frame, 8, placeholder.length);
-        Footer[] templates = new Footer[TEMPLATES];
-        for (int t = 0; t < TEMPLATES; t++) {
-            templates[t] = template(t, blocks, dids, frame.length, placeholder.length);
+        Footer[] footers = new Footer[templates];
+        for (int t = 0; t < templates; t++) {
+            footers[t] = template(t, blocks, dids, frame.length, placeholder.length);
         }
         byte[] region = new byte[blocks * frame.length];
         for (int b = 0; b < blocks; b++) {
@@ -113,7 +117,7 @@ public final class ManifestScaleBench {
         long total = 0;
         long perSegment = (long) blocks * dids;
         for (int s = 0; s < segments; s++) {
-            Footer t = templates[s % TEMPLATES];
+            Footer t = footers[s % templates];
             SegmentHeader h = t.header();
             long shift = s * perSegment;
             List<BlockIndexEntry> entries = new ArrayList<>(blocks);
@@ -200,8 +204,12 @@ public final class ManifestScaleBench {
                 sums.add(SegmentSummary.open(map, e.path().getFileName().toString(), e.index(), 0, zstd));
             }
         }
-        Manifest m = Manifest.of(sums);
+        Manifest m = Manifest.reusing(sums);
         double loadS = (System.nanoTime() - t0) / 1e9;
+        long tb = System.nanoTime();
+        m = Manifest.of(m.segments(), m);
+        System.out.printf("RESULT did_group_filter_build_s value=%.2f (the archive-server does this in the background)%n",
+                (System.nanoTime() - tb) / 1e9);
         System.gc();
         long heap = usedHeap() - heap0;
         long blocksTotal = 0;
@@ -212,6 +220,8 @@ public final class ManifestScaleBench {
                 m.segments().size(), blocksTotal);
         System.out.printf("RESULT manifest_heap_in_process_mib value=%.1f (%.1f B per block; blooms probed off-heap: %.2f GiB)%n",
                 heap / 1048576.0, (double) heap / blocksTotal, m.residentBloomBytes() / (double) (1L << 30));
+        System.out.printf("RESULT did_group_filters value=%d bytes=%d (groups of 64 segments with a first-level DID filter,"
+                + " heap)%n", m.didGroupFilters(), m.didGroupFilterBytes());
         String[] names = {"absent", "present"};
         List<List<String>> fs = filters(blocks, dids);
         for (int i = 0; i < fs.size(); i++) {

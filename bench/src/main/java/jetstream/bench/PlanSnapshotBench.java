@@ -81,7 +81,7 @@ public class PlanSnapshotBench {
             SegmentHeader h = new SegmentHeader(s + 1, 1, BLOCKS, (long) BLOCKS * EVENTS_PER_BLOCK, segDids,
                     min[0], max[BLOCKS - 1], 0, 0, 256, 256, 256, 256, 256);
             segs.add(new SegmentSummary(SegmentName.format(s), s, h, 256L << 20, 0, events, min, max,
-                    seg.serialize(), blooms, bloomSize, names, masks));
+                    seg.serialize(), blooms, bloomSize, names, masks, null));
         }
         manifest = Manifest.of(segs);
         // Three DIDs that exist somewhere in the archive: segments 10, 300 and 600.

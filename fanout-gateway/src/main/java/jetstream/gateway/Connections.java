@@ -31,6 +31,24 @@ final class Connections {
         return s;
     }
 
+    /**
+     * For an upgrade paused while its cursor resolves: a client may leave meanwhile, and what it holds
+     * must come back then, not at the sweep's 30 s expiry of unused preparations. The answer tells
+     * whether the connection is gone (nothing should be admitted); a preparation already stashed for
+     * it is taken back and released when it closes before the upgrade took it.
+     */
+    static java.util.function.BooleanSupplier releaseIfGone(Gateway gateway, io.vertx.ext.web.RoutingContext rc) {
+        java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        rc.response().closeHandler(v -> {
+            gone.set(true);
+            Gateway.Prepared p = gateway.take(rc.request().headers().get(Gateway.PREPARED_HEADER));
+            if (p != null) {
+                p.release();
+            }
+        });
+        return () -> gone.get() || rc.response().closed();
+    }
+
     static final io.quarkus.websockets.next.UserData.TypedKey<Subscriber> KEY =
             new io.quarkus.websockets.next.UserData.TypedKey<>("subscriber");
     /** The prepared subscription whose subscriber slot and state bytes the connection holds until it closes. */

@@ -358,6 +358,7 @@ public class UpgradeFilter {
             return then.accept(() -> cursor(q, v2));
         }
         HttpServerRequest req = rc.request();
+        java.util.function.BooleanSupplier gone = Connections.releaseIfGone(gateway, rc);
         req.pause();
         try {
             gateway.resolver().execute(() -> {
@@ -365,6 +366,9 @@ public class UpgradeFilter {
                 loop.runOnContext(v -> {
                     boolean kept = false;
                     try {
+                        if (gone.getAsBoolean()) {
+                            return; // nothing admitted yet: the finally gives back the state bytes
+                        }
                         kept = then.accept(outcome);
                     } catch (RuntimeException e) {
                         // What the router does with a handler's exception inline: a 500, never a hung request.

@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import jetstream.segment.GloomFilter;
 
 /**
  * An immutable snapshot of the sealed archive: one {@link SegmentSummary} per segment, ascending
@@ -14,13 +15,14 @@ import java.util.Map;
  * consistent archive.
  */
 public final class Manifest {
-    public static final Manifest EMPTY = new Manifest(List.of());
+    public static final Manifest EMPTY = new Manifest(List.of(), null, false);
 
     private final List<SegmentSummary> segments;
     private final Map<String, SegmentSummary> byName;
     private final long sealedTipSeq;
+    private final DidGroups groups;
 
-    private Manifest(List<SegmentSummary> sorted) {
+    private Manifest(List<SegmentSummary> sorted, List<DidGroups> previous, boolean buildGroups) {
         this.segments = Collections.unmodifiableList(sorted);
         this.byName = new HashMap<>(sorted.size() * 2);
         long tip = 0;
@@ -29,10 +31,38 @@ public final class Manifest {
             tip = Math.max(tip, s.maxSeq());
         }
         this.sealedTipSeq = tip;
+        this.groups = previous == null ? DidGroups.NONE
+                : DidGroups.build(this.segments, previous, buildGroups, DidGroups.DEFAULT_BUDGET_BYTES);
     }
 
-    /** A manifest of these segments (any order; one per index). */
+    /** A manifest of these segments (any order; one per index), its group DID filters built. */
     public static Manifest of(Collection<SegmentSummary> segments) {
+        return of(segments, EMPTY);
+    }
+
+    /**
+     * As {@link #of(Collection)}, reusing {@code previous}'s group filters ({@link DidGroups}) for
+     * groups whose segments are unchanged and building the others (this reads their DID-hash
+     * sections: seconds at full-network size, so a server builds off its request path).
+     */
+    public static Manifest of(Collection<SegmentSummary> segments, Manifest previous) {
+        return new Manifest(sorted(segments), List.of(previous.groups), true);
+    }
+
+    /**
+     * These segments with only the group filters of {@code sources} that still cover unchanged
+     * groups; nothing is built (cheap: a publish uses it, then {@link #of(Collection, Manifest)} builds
+     * the rest in the background). Groups without a filter plan through their segment blooms.
+     */
+    public static Manifest reusing(Collection<SegmentSummary> segments, Manifest... sources) {
+        List<DidGroups> from = new ArrayList<>(sources.length);
+        for (Manifest m : sources) {
+            from.add(m.groups);
+        }
+        return new Manifest(sorted(segments), from, false);
+    }
+
+    private static List<SegmentSummary> sorted(Collection<SegmentSummary> segments) {
         List<SegmentSummary> sorted = new ArrayList<>(segments);
         sorted.sort(Comparator.comparingLong(SegmentSummary::index));
         for (int i = 1; i < sorted.size(); i++) {
@@ -40,7 +70,7 @@ public final class Manifest {
                 throw new IllegalArgumentException("segment index " + sorted.get(i).index() + " listed twice");
             }
         }
-        return new Manifest(sorted);
+        return sorted;
     }
 
     /** This manifest with {@code s} added or replacing the generation of the same name. */
@@ -52,7 +82,7 @@ public final class Manifest {
             }
         }
         next.add(s);
-        return of(next);
+        return of(next, this);
     }
 
     /** This manifest without the segment called {@code name}. */
@@ -62,7 +92,7 @@ public final class Manifest {
         }
         List<SegmentSummary> next = new ArrayList<>(segments);
         next.removeIf(x -> x.name().equals(name));
-        return new Manifest(next);
+        return new Manifest(next, List.of(groups), true);
     }
 
     /** Sealed segments in ascending index order. */
@@ -93,6 +123,24 @@ public final class Manifest {
             }
         }
         return lo;
+    }
+
+    /**
+     * False only when the group filter of this segment's group rules out every probed DID for all of
+     * the group's segments (each segment bloom would answer "no").
+     */
+    boolean groupMayContain(SegmentSummary seg, GloomFilter.Probe[] probes) {
+        return groups.groupMayContain(seg.index(), probes);
+    }
+
+    /** Groups of segments that have a first-level DID filter. */
+    public int didGroupFilters() {
+        return groups.filtered();
+    }
+
+    /** Heap bytes of the group DID filters. */
+    public long didGroupFilterBytes() {
+        return groups.bytes();
     }
 
     /** Bytes of DID blooms held resident by all segments. */

@@ -7,6 +7,7 @@ import jetstream.segment.BlockBloomRegion;
 import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.CollectionIndex;
+import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
@@ -54,12 +55,14 @@ public final class SegmentSummary {
     private final int bloomSize;
     private final AtomicLongArray bloomState;
     private final String[] collections;
+    /** The DID-hash section, read in place; null when the file has none (Go-written). */
+    private final ByteBuffer didHashes;
     private final int maskLen;
     private final byte[] masks;
 
     private SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
                            int blockCount, ByteBuffer blockIndex, ByteBuffer segmentBloom, ByteBuffer blockBlooms,
-                           int bloomSize, String[] collections, byte[] masks) {
+                           int bloomSize, String[] collections, byte[] masks, ByteBuffer didHashes) {
         this.name = name;
         this.index = index;
         this.checksum = header.checksum();
@@ -90,6 +93,8 @@ public final class SegmentSummary {
             }
         }
         this.collections = collections;
+        this.didHashes = didHashes != null && DidHashSection.isFramed(didHashes)
+                ? didHashes.order(ByteOrder.LITTLE_ENDIAN) : null;
         this.maskLen = (collections.length + 7) / 8;
         if (masks.length != (long) blockCount * maskLen) {
             throw new IllegalArgumentException("collection masks are " + masks.length + " bytes for " + blockCount
@@ -101,10 +106,11 @@ public final class SegmentSummary {
     /** Assembles a summary from heap arrays (tests and benchmarks); bloom bytes are validated on first probe. */
     public SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
                           int[] blockEvents, long[] blockMinSeq, long[] blockMaxSeq, byte[] segmentBloom,
-                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks) {
+                          byte[] blockBlooms, int bloomSize, String[] collections, byte[] masks, byte[] didHashes) {
         this(name, index, header, sizeBytes, mtimeMillis, blockEvents.length,
                 packIndex(blockEvents, blockMinSeq, blockMaxSeq), segmentBloom == null ? null : ByteBuffer.wrap(segmentBloom),
-                ByteBuffer.wrap(blockBlooms), bloomSize, collections, masks);
+                ByteBuffer.wrap(blockBlooms), bloomSize, collections, masks,
+                didHashes == null ? null : ByteBuffer.wrap(didHashes));
     }
 
     private static ByteBuffer packIndex(int[] events, long[] min, long[] max) {
@@ -122,7 +128,9 @@ public final class SegmentSummary {
 
     /** The summary of a parsed sealed segment, reading its footer in place from the reader's buffer. */
     public static SegmentSummary of(SegmentReader r, String name, long index, long mtimeMillis) {
-        return load(r.bytes(), r.header(), r.collectionIndex(), name, index, mtimeMillis);
+        int section = r.collectionIndex().didHashSectionAt();
+        return load(r.bytes(), r.header(), r.collectionIndex(),
+                section < 0 ? -1 : (int) r.header().collectionIndexOffset() + section, name, index, mtimeMillis);
     }
 
     /**
@@ -147,14 +155,16 @@ public final class SegmentSummary {
         f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
         BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
         int collAt = (int) h.collectionIndexOffset();
-        byte[] cb = new byte[(int) (size - collAt)];
+        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
+        byte[] cb = new byte[collEnd - collAt];
         f.get(collAt, cb, 0, cb.length);
         CollectionIndex ci = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
-        return load(f, h, ci, name, index, mtimeMillis);
+        return load(f, h, ci, collEnd < size ? collEnd : -1, name, index, mtimeMillis);
     }
 
-    private static SegmentSummary load(ByteBuffer file, SegmentHeader h, CollectionIndex ci, String name, long index,
-                                       long mtimeMillis) {
+    /** {@code sectionAt}: where the DID-hash section starts in {@code file}, -1 for none. */
+    private static SegmentSummary load(ByteBuffer file, SegmentHeader h, CollectionIndex ci, int sectionAt, String name,
+                                       long index, long mtimeMillis) {
         ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int blocks = (int) h.blockCount();
         ByteBuffer indexBytes = f.slice((int) h.blockIndexOffset(), blocks * ENTRY);
@@ -183,8 +193,9 @@ public final class SegmentSummary {
                 }
             }
         }
+        ByteBuffer didHashes = sectionAt < 0 ? null : f.slice(sectionAt, f.limit() - sectionAt);
         return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, segBloom, blooms,
-                (int) bloomSize, names, masks);
+                (int) bloomSize, names, masks, didHashes);
     }
 
     private int state(int b) {
@@ -307,6 +318,14 @@ public final class SegmentSummary {
             }
         }
         return false;
+    }
+
+    /**
+     * The segment's DID-hash section (framing checked, CRC not: {@link DidHashSection#isValid}), a
+     * little-endian view read in place; null when the file has none.
+     */
+    public ByteBuffer didHashes() {
+        return didHashes == null ? null : didHashes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /**

@@ -31,6 +31,8 @@ public final class SnapshotPlanner {
         long matched = 0;
         long planned = tip;
         int[] selected = new int[64];
+        long group = -1;
+        boolean groupMay = true;
         outer:
         for (SegmentSummary seg : manifest.segments()) {
             examined++;
@@ -38,8 +40,16 @@ public final class SnapshotPlanner {
             if (blocks == 0 || seg.eventCount() == 0 || seg.maxSeq() <= after || (hasBefore && seg.minSeq() > before)) {
                 continue;
             }
-            if (probes.length > 0 && !anyDid(seg, probes)) {
-                continue;
+            if (probes.length > 0) {
+                long g = DidGroups.group(seg.index());
+                if (g != group) {
+                    group = g;
+                    groupMay = manifest.groupMayContain(seg, probes);
+                }
+                // the group filter first: one probe rules out a whole group of segment blooms
+                if (!groupMay || !anyDid(seg, probes)) {
+                    continue;
+                }
             }
             byte[] candidates = null;
             if (byKindOrCollection) {

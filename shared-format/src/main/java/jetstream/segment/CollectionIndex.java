@@ -24,6 +24,8 @@ public final class CollectionIndex {
     private final int maskLen;
     private final byte[] masks;
     private final Map<ByteBuffer, Integer> ids;
+    /** Where a parsed index's bytes held a DID-hash section, relative to their start; -1 for none. */
+    private int didHashSectionAt = -1;
 
     private CollectionIndex(byte[][] names, long[] counts, int blockCount, byte[] masks) {
         this.names = names;
@@ -253,8 +255,11 @@ public final class CollectionIndex {
             throw invalid("collection index body of " + size + " bytes");
         }
         byte[] body;
+        // Our seal may append a DID-hash section (a skippable frame) after the frame.
+        int section = DidHashSection.locate(src, off, len);
+        int frameLen = (section < 0 ? len : section) - HEADER_SIZE;
         try {
-            long declared = ZstdFrames.declaredContentSize(src, off + HEADER_SIZE, len - HEADER_SIZE);
+            long declared = ZstdFrames.declaredContentSize(src, off + HEADER_SIZE, frameLen);
             if (declared >= 0 && declared != size) {
                 throw invalid("collection index frame declares " + declared + " bytes, header says " + size);
             }
@@ -262,9 +267,9 @@ public final class CollectionIndex {
             int got;
             if (declared >= 0) {
                 body = new byte[(int) size];
-                got = zstd.decompressInto(src, off + HEADER_SIZE, len - HEADER_SIZE, body, body.length);
+                got = zstd.decompressInto(src, off + HEADER_SIZE, frameLen, body, body.length);
             } else {
-                body = zstd.decompress(src, off + HEADER_SIZE, len - HEADER_SIZE);
+                body = zstd.decompress(src, off + HEADER_SIZE, frameLen);
                 got = body.length;
             }
             if (got != size) {
@@ -306,7 +311,17 @@ public final class CollectionIndex {
                 }
             }
         }
-        return new CollectionIndex(names, counts, (int) blocks, masks);
+        CollectionIndex parsed = new CollectionIndex(names, counts, (int) blocks, masks);
+        parsed.didHashSectionAt = section;
+        return parsed;
+    }
+
+    /**
+     * Where the DID-hash section ({@link DidHashSection}) follows the frame, relative to the start of
+     * the bytes this index was parsed from (its section runs to their end); -1 when there is none.
+     */
+    public int didHashSectionAt() {
+        return didHashSectionAt;
     }
 
     @Override

@@ -9,7 +9,7 @@ import java.util.function.LongPredicate;
  * Derives every footer field and the finalized header from the blocks of a segment, exactly as the
  * seal does (docs/segment-format.md): feed each block's placement and decoded rows in file order, then
  * {@link #build}. The sections are laid out contiguously: block index, segment DID bloom, per-block
- * bloom region, collection index. For compaction rewrites, {@link #addBlock(long, long, BlockView,
+ * bloom region, collection index, DID-hash section ({@link DidHashSection}). For compaction rewrites, {@link #addBlock(long, long, BlockView,
  * BlockIndexEntry)} keeps a block's original bounds and {@link #keepHeaderBounds} the header's
  * (docs/segment-format.md). Not thread-safe; one builder per footer.
  */
@@ -334,13 +334,16 @@ public final class FooterBuilder {
         }
         region = verbatimBlocks > 0 ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
                 : BlockBloomRegion.build(blockDids);
+        byte[] didHashes = didHashSection();
         CollectionIndex collectionIndex = collections.build();
-        Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd));
+        Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd),
+                didHashes);
         if (accept.test(footer.header().checksum())) {
             return footer;
         }
         try (ZstdFrames plain = new ZstdFrames(zstd.level(), false)) {
-            footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(plain));
+            footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(plain),
+                    didHashes);
         }
         if (footer.header().checksum() == 0) {
             throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "segment checksum is 0 twice");
@@ -348,10 +351,29 @@ public final class FooterBuilder {
         return footer;
     }
 
+    /**
+     * The DID-hash section: a seal writes one; a rewrite keeps the original's presence (a Go-written
+     * file stays without), reusing its bytes when blocks were copied unread while every original DID
+     * is still in the segment (the set is unchanged); when DIDs left, from the complete DID set.
+     */
+    private byte[] didHashSection() {
+        if (original != null && original.didHashSection() == null) {
+            return new byte[0];
+        }
+        if (verbatimBlocks > 0 && !segmentDidsComplete) {
+            return original.didHashSection();
+        }
+        int[] hashes = new int[segmentDids.size()];
+        for (int i = 0; i < hashes.length; i++) {
+            hashes[i] = DidHashSection.hash(segmentDids.probe(i));
+        }
+        return DidHashSection.serialize(hashes, hashes.length);
+    }
+
     private Footer assemble(long footerOffset, BlockIndex index, byte[] segmentBloom, long uniqueDids,
-                            BlockBloomRegion region, byte[] collectionIndex) {
+                            BlockBloomRegion region, byte[] collectionIndex, byte[] didHashes) {
         int size = index.serializedSize() + segmentBloom.length + region.serializedSize()
-                + collectionIndex.length;
+                + collectionIndex.length + didHashes.length;
         byte[] footer = new byte[size];
         int p = index.writeTo(footer, 0);
         long didBloomOffset = footerOffset + p;
@@ -361,6 +383,7 @@ public final class FooterBuilder {
         p += region.writeTo(footer, p);
         long collectionOffset = footerOffset + p;
         System.arraycopy(collectionIndex, 0, footer, p, collectionIndex.length);
+        System.arraycopy(didHashes, 0, footer, p + collectionIndex.length, didHashes.length);
         boolean keep = keptBounds != null;
         SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, entries.size(), events, uniqueDids,
                 keep ? keptBounds.minSeq() : anyRow ? minSeq : 0,

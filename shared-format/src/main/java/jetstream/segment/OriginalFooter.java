@@ -17,6 +17,8 @@ final class OriginalFooter {
     private final BlockBloomRegion blooms;
     private final GloomFilter.Params bloomParams;
     private final CollectionIndex collections;
+    /** The original's DID-hash section, or null when it has none (a Go-written file). */
+    private final byte[] didHashSection;
     private final int[] firstBlock;
     private final DidSet droppedDids = new DidSet();
     private final Map<ByteBuffer, long[]> droppedRows = new HashMap<>();
@@ -35,6 +37,12 @@ final class OriginalFooter {
                 : new GloomFilter.Params(blooms.bloom(0).numBlocks(), blooms.bloom(0).k());
         collections = CollectionIndex.parse(footer, collAt, footer.length - collAt, zstd, header.blockCount());
         firstBlock = collections.firstBlocks();
+        int section = DidHashSection.locate(footer, collAt, footer.length - collAt);
+        didHashSection = section < 0 ? null : Arrays.copyOfRange(footer, collAt + section, footer.length);
+    }
+
+    byte[] didHashSection() {
+        return didHashSection;
     }
 
     SegmentHeader header() {

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.Kind;
 import jetstream.segment.SegmentHeader;
@@ -32,7 +33,16 @@ final class Archives {
     /** A block: its surviving rows and its seq envelope (kept from before compaction). */
     record Block(List<Row> rows, long minSeq, long maxSeq) {}
 
+    /** A summary with a DID-hash section of its DIDs, as our seal writes it. */
     static SegmentSummary summary(long index, List<Block> blocks) {
+        return summary(index, blocks, true, Set.of());
+    }
+
+    /**
+     * A summary with ({@code section}) or without (a Go-written file) a DID-hash section; the
+     * section leaves out the DIDs in {@code omit} (a wrong section, for tests that must catch it).
+     */
+    static SegmentSummary summary(long index, List<Block> blocks, boolean section, Set<String> omit) {
         int n = blocks.size();
         int[] events = new int[n];
         long[] min = new long[n];
@@ -97,7 +107,13 @@ final class Archives {
         }
         SegmentHeader h = new SegmentHeader(0x1234_0000L + index + 1, 1, n, eventCount, segDids.size(), segMin,
                 segMax, 0, 0, 256, 256, 256, 256, 256);
+        byte[] hashes = null;
+        if (section) {
+            int[] hs = segDids.stream().filter(d -> !omit.contains(d))
+                    .mapToInt(d -> DidHashSection.hash(GloomFilter.Probe.of(d.getBytes(StandardCharsets.UTF_8)))).toArray();
+            hashes = DidHashSection.serialize(hs, hs.length);
+        }
         return new SegmentSummary(SegmentName.format(index), index, h, 1000 + n, 0, events, min, max,
-                seg.serialize(), blooms, bloomSize, names, masks);
+                seg.serialize(), blooms, bloomSize, names, masks, hashes);
     }
 }

@@ -78,7 +78,7 @@ class MappedSummaryTest {
         GloomFilter seg = r.segmentBloom();
         return new SegmentSummary(name, index, r.header(), r.fileSize(), 0, events, min, max,
                 seg == null ? null : seg.serialize(), Arrays.copyOfRange(region, 8, region.length),
-                r.blockBlooms().bloomSizeBytes(), names, masks);
+                r.blockBlooms().bloomSizeBytes(), names, masks, null);
     }
 
     private static ByteBuffer map(Path p) throws IOException {
