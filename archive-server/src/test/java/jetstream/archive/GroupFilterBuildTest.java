@@ -14,6 +14,7 @@ import jetstream.planner.PlanLimits;
 import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The manifest store builds the group DID filters after a load, off the load itself, and keeps a
  * group's filter when a later seal only adds segments to another group.
  */
+@Tag("component")
 class GroupFilterBuildTest {
     @TempDir
     Path dir;

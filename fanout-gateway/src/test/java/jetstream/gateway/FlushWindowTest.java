@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,7 @@ import jetstream.replay.VacancySet;
  * The ring's wake window: events published to a caught-up subscriber within one window go out as one
  * read and one flush (one socket write), in order, each its own well-formed WebSocket frame.
  */
+@Tag("unit")
 class FlushWindowTest {
     @TempDir
     Path dir;

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -21,6 +22,7 @@ import io.quarkus.test.junit.QuarkusTest;
  * resolution ends, not when the sweep expires unused preparations 30 s later.
  */
 @QuarkusTest
+@Tag("component")
 class ResolvingUpgradeDisconnectTest extends FixtureTestBase {
     @Inject
     SubscriberLimits limits;

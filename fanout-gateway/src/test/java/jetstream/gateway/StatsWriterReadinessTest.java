@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 import jakarta.inject.Inject;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -30,6 +31,7 @@ import io.vertx.core.json.JsonObject;
  */
 @QuarkusTest
 @TestProfile(StatsWriterReadinessTest.OwnId.class)
+@Tag("component")
 class StatsWriterReadinessTest {
     public static final class OwnId implements QuarkusTestProfile {
         @Override

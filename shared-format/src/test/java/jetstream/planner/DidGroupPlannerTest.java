@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.io.SegmentName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * filters; also how Go-written files are planned), field for field. A wrong section (a DID left out)
  * must make the comparison fail.
  */
+@Tag("fuzz")
 class DidGroupPlannerTest {
     private static final String[] COLLECTIONS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow"};
     private static final String[] PATTERNS = {"app.bsky.feed.post", "app.bsky.feed.*", "app.bsky.graph.follow", "org.none.x"};

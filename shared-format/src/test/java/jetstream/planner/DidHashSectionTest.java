@@ -26,6 +26,7 @@ import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.testing.Vectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Go-written file has none, and a damaged one gets no group filter (its group falls back to the
  * segment blooms).
  */
+@Tag("unit")
 class DidHashSectionTest {
     @TempDir
     Path dir;

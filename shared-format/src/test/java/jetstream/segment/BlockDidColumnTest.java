@@ -9,9 +9,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The DID-column-only read gives exactly the DIDs a full decode gives, and refuses damaged frames. */
+@Tag("unit")
 class BlockDidColumnTest {
     private static byte[] bytes(SplittableRandom r, int max) {
         byte[] b = new byte[r.nextInt(max + 1)];

@@ -13,8 +13,10 @@ import java.time.format.DateTimeFormatter;
 import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.crypto.Sha256;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("unit")
 class BaseSignerTest {
 
     @Test

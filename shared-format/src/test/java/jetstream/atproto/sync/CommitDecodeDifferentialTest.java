@@ -17,6 +17,7 @@ import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.crypto.PrivateKey;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * reason. Inputs: the relay corpus's commit blocks, hand-built commits with extra, missing and
  * wrongly-typed fields, and seeded mutations of all of them.
  */
+@Tag("fuzz")
 class CommitDecodeDifferentialTest {
     private static final int MUTATIONS = 40_000;
 

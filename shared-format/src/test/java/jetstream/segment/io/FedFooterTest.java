@@ -15,6 +15,7 @@ import jetstream.segment.BlockBuilder;
 import jetstream.segment.Footer;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * written; its header and footer bytes equal those derived from the frames on disk (the resumed-file
  * path, which re-reads and decodes every frame), for random segments and block shapes.
  */
+@Tag("unit")
 class FedFooterTest {
     @TempDir
     Path dir;
