@@ -2,13 +2,12 @@ package jetstream.planner;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.concurrent.atomic.AtomicLongArray;
-import jetstream.segment.BlockBloomRegion;
 import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.CollectionIndex;
 import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
+import jetstream.segment.MappedBlooms;
 import jetstream.segment.SegmentException;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
@@ -28,9 +27,6 @@ public final class SegmentSummary {
     private static final int EVENTS_AT = 16;
     private static final int MIN_SEQ_AT = 20;
     private static final int MAX_SEQ_AT = 28;
-    /** Bloom state per block, two bits each: unchecked, valid, bad. */
-    private static final int VALID = 1;
-    private static final int BAD = 2;
 
     private final String name;
     private final long index;
@@ -45,15 +41,7 @@ public final class SegmentSummary {
     private final int blockCount;
     /** {@code blockCount} little-endian 52-byte block index entries. */
     private final ByteBuffer blockIndex;
-    private final ByteBuffer segmentBloom;
-    private final int segmentBloomSize;
-    /** The segment bloom's k and block count, kept so a probe reads one cache line of the mapping. */
-    private final int segmentBloomK;
-    private final long segmentBloomBlocks;
-    private volatile int segmentBloomState;
-    private final ByteBuffer blockBlooms;
-    private final int bloomSize;
-    private final AtomicLongArray bloomState;
+    private final MappedBlooms blooms;
     private final String[] collections;
     /** The DID-hash section, read in place; null when the file has none (Go-written). */
     private final ByteBuffer didHashes;
@@ -63,6 +51,13 @@ public final class SegmentSummary {
     private SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
                            int blockCount, ByteBuffer blockIndex, ByteBuffer segmentBloom, ByteBuffer blockBlooms,
                            int bloomSize, String[] collections, byte[] masks, ByteBuffer didHashes) {
+        this(name, index, header, sizeBytes, mtimeMillis, blockCount, blockIndex,
+                new MappedBlooms(segmentBloom, blockCount, blockBlooms, bloomSize), collections, masks, didHashes);
+    }
+
+    private SegmentSummary(String name, long index, SegmentHeader header, long sizeBytes, long mtimeMillis,
+                           int blockCount, ByteBuffer blockIndex, MappedBlooms blooms, String[] collections,
+                           byte[] masks, ByteBuffer didHashes) {
         this.name = name;
         this.index = index;
         this.checksum = header.checksum();
@@ -75,23 +70,7 @@ public final class SegmentSummary {
         this.maxWitnessedAt = header.maxWitnessedAt();
         this.blockCount = blockCount;
         this.blockIndex = blockIndex.order(ByteOrder.LITTLE_ENDIAN);
-        boolean segOk = segmentBloom != null
-                && GloomFilter.isValidFraming(segmentBloom, 0, segmentBloom.limit());
-        this.segmentBloom = segOk ? segmentBloom.order(ByteOrder.LITTLE_ENDIAN) : null;
-        this.segmentBloomSize = segOk ? segmentBloom.limit() : 0;
-        this.segmentBloomK = segOk ? GloomFilter.serializedK(this.segmentBloom, 0) : 0;
-        this.segmentBloomBlocks = segOk ? GloomFilter.serializedBlocks(this.segmentBloom, 0) : 0;
-        this.bloomSize = bloomSize;
-        boolean regionOk = bloomSize > 0 && blockBlooms != null && blockBlooms.limit() == (long) blockCount * bloomSize;
-        this.blockBlooms = regionOk ? blockBlooms.order(ByteOrder.LITTLE_ENDIAN) : null;
-        this.bloomState = new AtomicLongArray(regionOk ? (blockCount + 31) / 32 : 0);
-        if (regionOk) {
-            for (int b = 0; b < blockCount; b++) {
-                if (!GloomFilter.isValidFraming(this.blockBlooms, b * bloomSize, bloomSize)) {
-                    mark(b, BAD);
-                }
-            }
-        }
+        this.blooms = blooms;
         this.collections = collections;
         this.didHashes = didHashes != null && DidHashSection.isFramed(didHashes)
                 ? didHashes.order(ByteOrder.LITTLE_ENDIAN) : null;
@@ -168,17 +147,7 @@ public final class SegmentSummary {
         ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int blocks = (int) h.blockCount();
         ByteBuffer indexBytes = f.slice((int) h.blockIndexOffset(), blocks * ENTRY);
-        int segBloomLen = (int) (h.blockDidBloomOffset() - h.didBloomOffset());
-        ByteBuffer segBloom = segBloomLen == 0 ? null : f.slice((int) h.didBloomOffset(), segBloomLen);
-        int region = (int) h.blockDidBloomOffset();
-        int regionLen = (int) (h.collectionIndexOffset() - h.blockDidBloomOffset());
-        long count = regionLen < BlockBloomRegion.HEADER_SIZE ? -1 : f.getInt(region) & 0xFFFFFFFFL;
-        long bloomSize = regionLen < BlockBloomRegion.HEADER_SIZE ? -1 : f.getInt(region + 4) & 0xFFFFFFFFL;
-        if (count != blocks || BlockBloomRegion.HEADER_SIZE + count * bloomSize != regionLen) {
-            throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "per-block bloom region of " + regionLen
-                    + " bytes does not frame " + blocks + " blooms");
-        }
-        ByteBuffer blooms = f.slice(region + BlockBloomRegion.HEADER_SIZE, regionLen - BlockBloomRegion.HEADER_SIZE);
+        MappedBlooms blooms = MappedBlooms.of(f, h);
         String[] names = new String[ci.collectionCount()];
         for (int i = 0; i < names.length; i++) {
             // Every segment repeats the same few hundred NSIDs: one String each for the whole manifest.
@@ -194,17 +163,8 @@ public final class SegmentSummary {
             }
         }
         ByteBuffer didHashes = sectionAt < 0 ? null : f.slice(sectionAt, f.limit() - sectionAt);
-        return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, segBloom, blooms,
-                (int) bloomSize, names, masks, didHashes);
-    }
-
-    private int state(int b) {
-        return (int) (bloomState.get(b >>> 5) >>> ((b & 31) * 2)) & 3;
-    }
-
-    private void mark(int b, int state) {
-        long bits = (long) state << ((b & 31) * 2);
-        bloomState.getAndAccumulate(b >>> 5, bits, (w, x) -> w | x);
+        return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, blooms, names, masks,
+                didHashes);
     }
 
     public String name() {
@@ -277,28 +237,12 @@ public final class SegmentSummary {
 
     /** False only when no row of the segment has the probed DID (no valid stored bloom means "maybe"). */
     public boolean segmentMightContain(GloomFilter.Probe did) {
-        if (segmentBloom == null) {
-            return true;
-        }
-        int st = segmentBloomState;
-        if (st == 0) {
-            st = GloomFilter.isValidSerialized(segmentBloom, 0, segmentBloomSize) ? VALID : BAD;
-            segmentBloomState = st;
-        }
-        return st == BAD || GloomFilter.mightContainSerialized(segmentBloom, 0, segmentBloomK, segmentBloomBlocks, did);
+        return blooms.segmentMightContain(did);
     }
 
     /** False only when block {@code b} certainly holds no row with the probed DID. */
     public boolean blockMightContain(int b, GloomFilter.Probe did) {
-        if (blockBlooms == null) {
-            return true;
-        }
-        int st = state(checked(b));
-        if (st == 0) {
-            st = GloomFilter.isValidSerialized(blockBlooms, b * bloomSize, bloomSize) ? VALID : BAD;
-            mark(b, st);
-        }
-        return st == BAD || GloomFilter.mightContainSerialized(blockBlooms, b * bloomSize, did);
+        return blooms.blockMightContain(b, did);
     }
 
     public int collectionCount() {
@@ -333,6 +277,6 @@ public final class SegmentSummary {
      * the heap when the summary was loaded from a mapped file.
      */
     public long residentBloomBytes() {
-        return segmentBloomSize + (blockBlooms == null ? 0 : blockBlooms.limit());
+        return blooms.residentBytes();
     }
 }

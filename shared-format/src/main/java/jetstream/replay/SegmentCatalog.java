@@ -10,11 +10,13 @@ import java.util.Map;
 
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 
 /**
  * The read-only view of a segment directory: sealed segments (mapped once, reused while their
- * checksum holds) and the active ones after them. {@link #refresh()} rescans (a directory listing and
+ * checksum holds; their blooms stay in the mapping, so the heap does not grow with the archive) and
+ * the active ones after them. {@link #refresh()} rescans (a directory listing and
  * one header read per file, under the catalog's lock: call it off any event loop); a snapshot is
  * immutable and published through a volatile reference, so {@link #snapshot()} is lock-free and
  * readers holding one keep a consistent picture while a seal or rewrite happens.
@@ -82,6 +84,12 @@ public final class SegmentCatalog {
 
     /** Rescans the directory; files whose header checksum changed (rewritten) are remapped. */
     public synchronized Snapshot refresh() {
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            return refresh(zstd);
+        }
+    }
+
+    private Snapshot refresh(ZstdFrames zstd) {
         refreshes.incrementAndGet();
         List<SegmentName.Entry> entries;
         try {
@@ -101,7 +109,7 @@ public final class SegmentCatalog {
                 }
                 SealedSegment s = open.get(e.path());
                 if (s == null || s.checksum() != h.checksum()) {
-                    s = new SealedSegment(e.index(), e.path(), SegmentReader.open(e.path(), false));
+                    s = new SealedSegment(e.index(), e.path(), SegmentReader.openMapped(e.path(), zstd));
                 }
                 sealed.add(s);
                 keep.put(e.path(), s);

@@ -22,9 +22,11 @@ public final class SegmentReader {
     private final GloomFilter segmentBloom;
     private final BlockBloomRegion blockBlooms;
     private final CollectionIndex collections;
+    /** The blooms probed in the mapping ({@link #openMapped}); null when they were parsed to the heap. */
+    private final MappedBlooms mapped;
 
     private SegmentReader(ByteBuffer file, SegmentHeader header, BlockIndex index, GloomFilter segmentBloom,
-                          BlockBloomRegion blockBlooms, CollectionIndex collections) {
+                          BlockBloomRegion blockBlooms, CollectionIndex collections, MappedBlooms mapped) {
         this.file = file;
         this.size = file.limit();
         this.header = header;
@@ -32,6 +34,7 @@ public final class SegmentReader {
         this.segmentBloom = segmentBloom;
         this.blockBlooms = blockBlooms;
         this.collections = collections;
+        this.mapped = mapped;
     }
 
     /** Opens and verifies the checksum. */
@@ -86,7 +89,37 @@ public final class SegmentReader {
         GloomFilter bloom = regionAt == bloomAt ? null : GloomFilter.deserialize(footer, bloomAt, regionAt - bloomAt);
         BlockBloomRegion region = BlockBloomRegion.parse(footer, regionAt, collAt - regionAt, h.blockCount());
         CollectionIndex coll = CollectionIndex.parse(footer, collAt, footerLen - collAt, zstd, h.blockCount());
-        return new SegmentReader(f, h, index, bloom, region, coll);
+        return new SegmentReader(f, h, index, bloom, region, coll, null);
+    }
+
+    /**
+     * Maps {@code path} read-only for reading rows, copying only the block index and collection index
+     * to the heap: the DID blooms are probed in the mapping ({@link MappedBlooms}), so a catalog of
+     * thousands of segments does not hold their bloom bytes. No checksum pass; {@link #segmentBloom()}
+     * and {@link #blockBlooms()} are null (use {@link #mightContainDid} and {@link #blocksForDid}).
+     *
+     * @throws SegmentException for a structural problem, as {@link #open(ByteBuffer, boolean)}
+     */
+    public static SegmentReader openMapped(Path path, ZstdFrames zstd) throws IOException {
+        ByteBuffer f = map(path).order(ByteOrder.LITTLE_ENDIAN);
+        long size = f.limit();
+        if (size < SegmentHeader.SIZE) {
+            throw SegmentException.corrupt("segment of " + size + " bytes is shorter than its header");
+        }
+        byte[] hb = new byte[SegmentHeader.SIZE];
+        f.get(0, hb, 0, hb.length);
+        SegmentHeader h = SegmentHeader.parseSealed(hb, 0);
+        h.validateFooterLayout(size);
+        int indexLen = (int) (h.didBloomOffset() - h.blockIndexOffset());
+        byte[] ib = new byte[indexLen];
+        f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
+        BlockIndex index = BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
+        int collAt = (int) h.collectionIndexOffset();
+        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
+        byte[] cb = new byte[collEnd - collAt];
+        f.get(collAt, cb, 0, cb.length);
+        CollectionIndex coll = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
+        return new SegmentReader(f, h, index, null, null, coll, MappedBlooms.of(f, h));
     }
 
     /**
@@ -137,7 +170,7 @@ public final class SegmentReader {
         return index.get(block);
     }
 
-    /** The segment DID bloom, or null when the file stores none (treated as "maybe"). */
+    /** The segment DID bloom, or null when the file stores none (treated as "maybe") or it stays mapped. */
     public GloomFilter segmentBloom() {
         return segmentBloom;
     }
@@ -219,6 +252,9 @@ public final class SegmentReader {
 
     /** False only when no row of this segment has this DID. */
     public boolean mightContainDid(byte[] did) {
+        if (mapped != null) {
+            return mapped.segmentMightContain(GloomFilter.Probe.of(did));
+        }
         return segmentBloom == null || segmentBloom.mightContain(did);
     }
 
@@ -228,8 +264,9 @@ public final class SegmentReader {
         if (!mightContainDid(did)) {
             return out;
         }
+        GloomFilter.Probe probe = mapped == null ? null : GloomFilter.Probe.of(did);
         for (int b = 0; b < index.size(); b++) {
-            if (blockBlooms.mightContain(b, did)) {
+            if (mapped != null ? mapped.blockMightContain(b, probe) : blockBlooms.mightContain(b, did)) {
                 out.set(b);
             }
         }

@@ -2,6 +2,7 @@ package jetstream.replay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentWriter;
 
 /** The catalog's listing check finds files the snapshot lacks without rescanning, and the snapshot is shared. */
@@ -56,5 +58,41 @@ class SegmentCatalogTest {
         Path active = c.snapshot().active().get(0).path();
         Files.delete(active);
         assertTrue(c.stale(), "a file the snapshot holds is gone");
+    }
+
+    /**
+     * The catalog's readers keep the DID blooms in the mapping (a gateway's heap must not grow with the
+     * archive: a 10 GiB archive of 39 segments once failed the gateway's start at 512 MiB) and answer
+     * every DID and block probe exactly as a reader that parsed the blooms to the heap.
+     */
+    @Test
+    void sealedReadersProbeTheMappedBloomsLikeHeapOnes() throws Exception {
+        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(16, 1L << 30, Duration.ZERO))) {
+            for (long seq = 1; seq <= 400; seq++) {
+                String did = String.format("did:plc:%024d", seq % 37);
+                w.append(seq, 1_780_000_000_000_000L + seq, 0, 1, did.getBytes(StandardCharsets.US_ASCII),
+                        "app.bsky.feed.post".getBytes(StandardCharsets.US_ASCII), ("3l" + seq).getBytes(StandardCharsets.US_ASCII),
+                        ("3m" + seq).getBytes(StandardCharsets.US_ASCII), new byte[] {(byte) 0xa0});
+            }
+            w.forceRotate();
+        }
+        SealedSegment s = new SegmentCatalog(dir).refresh().sealed().get(0);
+        SegmentReader mapped = s.reader();
+        SegmentReader heap = SegmentReader.open(s.path());
+        assertNull(mapped.segmentBloom(), "no bloom parsed to the heap");
+        assertNull(mapped.blockBlooms());
+        assertEquals(heap.blockCount(), mapped.blockCount());
+        int present = 0;
+        for (int i = 0; i < 200; i++) {
+            byte[] did = String.format("did:plc:%024d", i).getBytes(StandardCharsets.US_ASCII);
+            assertEquals(heap.mightContainDid(did), mapped.mightContainDid(did), "segment bloom, DID " + i);
+            assertEquals(heap.blocksForDid(did), mapped.blocksForDid(did), "block blooms, DID " + i);
+            present += i < 37 ? 1 : 0;
+            if (i < 37) {
+                assertTrue(mapped.mightContainDid(did) && !mapped.blocksForDid(did).isEmpty(), "a present DID, " + i);
+            }
+        }
+        assertEquals(37, present);
+        assertEquals(heap.blocksForCollection("app.bsky.feed.post"), mapped.blocksForCollection("app.bsky.feed.post"));
     }
 }
