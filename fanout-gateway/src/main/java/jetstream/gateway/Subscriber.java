@@ -59,7 +59,7 @@ public final class Subscriber {
     /** Consecutive cold reads that moved nothing: past {@link #STALL_LIMIT} the cursor is stalled. */
     private int stalledReads;
     static final int STALL_LIMIT = 64;
-    private boolean started;
+    private volatile boolean started;
     private boolean coldInFlight;
     private ColdReader coldReader;
     private SubscriptionFilter coldFilter;
@@ -114,11 +114,11 @@ public final class Subscriber {
      */
     public void start(boolean live, long startSeq, String info) {
         next = live ? ring.tip() : startSeq;
-        started = true;
         if (info != null) {
             write(info.getBytes(java.nio.charset.StandardCharsets.UTF_8));
             flush();
         }
+        started = true;
         pump();
     }
 
@@ -226,6 +226,11 @@ public final class Subscriber {
     }
 
     private void pump() {
+        // A writability change can arrive before start: reading then would begin at seq 0 (a cold read of the
+        // whole archive) and could put events ahead of the start's #info frame.
+        if (!started) {
+            return;
+        }
         while (!closed && !coldInFlight && sink.writable()) {
             batch.clear();
             int n = ring.read(next, settings.readBatch(), batch);

@@ -122,4 +122,20 @@ class SlowConsumerTest {
         assertTrue(s.checkWriteTimeout(System.nanoTime() + 6_000_000_000L));
         assertEquals(1008, sink.closeCode);
     }
+
+    /** A writability change before the start (it can come first) reads nothing; the start's #info frame is first. */
+    @Test
+    void aDrainBeforeTheStartReadsNothing() throws Exception {
+        Ring ring = ring();
+        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
+        Subscriber s = subscriber(ring, sink, SubscriptionFilter.v2All(), new SimpleMeterRegistry());
+        sink.execute(() -> sink.listener.drained());
+        Thread.sleep(200);
+        assertEquals(List.of(), sink.frames, "nothing is read before the start");
+        String info = "{\"$type\":\"message\",\"payload\":{\"name\":\"FutureCursor\"}}";
+        sink.execute(() -> s.start(true, 0, info));
+        Thread.sleep(200);
+        assertEquals(List.of(info), sink.frames);
+        assertEquals(ring.tip(), s.position());
+    }
 }
