@@ -116,8 +116,16 @@ class SystemTest {
         List<String> killLog = new ArrayList<>();
         try (DevStack stack = DevStack.create(cfg)) {
             stack.startOne("simulator", LOG);
+            // kill 1 early in the bootstrap, before the gateways (which need the feed) start; kill 2 at the first sight of
+            // the merge (the slow hosts make the restarted bootstrap outlast the rest of the stack's start; should the
+            // merge be over before it is seen, the kill lands in the phase it finds, and the log says which)
+            stack.startOne("archive", LOG);
+            stack.startOne("ingester", LOG);
+            awaitLiveTail(ingesterUrl, 60);
             // the repositories the bootstrap cannot download (deactivated or taken down when listed): their fold
-            // lacks the records written before the listing, as the reference's does
+            // lacks the records written before the listing, as the reference's does. Listed once the live tail runs:
+            // an account made inactive before it started left no event the ingester could see (seed 43923627716100:
+            // a deactivation at relay seq 43, the live tail from seq ~300), and one made inactive after it is in the tail
             Map<String, Boolean> repos = listRepos(cfg.simUrl());
             Set<String> unavailable = new TreeSet<>();
             repos.forEach((did, active) -> {
@@ -125,11 +133,6 @@ class SystemTest {
                     unavailable.add(did);
                 }
             });
-            // kill 1 early in the bootstrap, before the gateways (which need the feed) start; kill 2 at the first sight of
-            // the merge (the slow hosts make the restarted bootstrap outlast the rest of the stack's start; should the
-            // merge be over before it is seen, the kill lands in the phase it finds, and the log says which)
-            stack.startOne("archive", LOG);
-            stack.startOne("ingester", LOG);
             Thread.sleep(rnd.nextInt(1_500));
             killIngester(stack, ingesterUrl, killLog);
             for (String name : List.of("gateway-a", "gateway-b", "frontdoor")) {
@@ -261,6 +264,17 @@ class SystemTest {
             // not answering: restarting
         }
         return -1;
+    }
+
+    /** Waits until the ingester's live tail has consumed a relay event (its upstream cursor gauge is above 0). */
+    private static void awaitLiveTail(String ingesterUrl, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (gauge(ingesterUrl, "jetstream_livestream_upstream_cursor") <= 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the ingester's live tail consumed no relay event within " + seconds + " s");
+            }
+            Thread.sleep(20);
+        }
     }
 
     private static void awaitPhase(String ingesterUrl, Set<Integer> phases, int seconds) throws InterruptedException {
