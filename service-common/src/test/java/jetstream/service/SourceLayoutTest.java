@@ -29,9 +29,6 @@ class SourceLayoutTest {
 
     /** Oversize main files of today, repository-relative, with why each is still one file. */
     static final Map<String, String> OVERSIZE = Map.of(
-            "simulator/src/main/java/jetstream/simulator/Simulator.java",
-            "relay, PDS and PLC endpoints (firehose: RelayStream, XRPC helpers: SimXrpc); split further after the "
-                    + "parallel simulator edits (network profile, did:web) land",
             "simulator/src/main/java/jetstream/simulator/World.java",
             "the deterministic world model; edited in parallel now, split with Simulator",
             "bench/src/main/java/jetstream/bench/GatewayBench.java",
