@@ -29,8 +29,6 @@ class SourceLayoutTest {
 
     /** Oversize main files of today, repository-relative, with why each is still one file. */
     static final Map<String, String> OVERSIZE = Map.of(
-            "simulator/src/main/java/jetstream/simulator/World.java",
-            "the deterministic world model; edited in parallel now, split with Simulator",
             "bench/src/main/java/jetstream/bench/GatewayBench.java",
             "a three-process benchmark harness (bench profile only), not production code");
 
