@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import jetstream.atproto.syntax.Did;
-import jetstream.config.Durations;
 import jetstream.config.SettingCatalog;
 
 /**
@@ -41,8 +40,10 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                                int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
                                Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
                                long spoolThresholdBytes, long maxCarBytes) {
-    public static final long DEFAULT_MAX_INFLIGHT_BYTES = declaredLong("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES");
-    public static final long DEFAULT_SPOOL_THRESHOLD_BYTES = declaredLong("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES");
+    public static final long DEFAULT_MAX_INFLIGHT_BYTES =
+            SettingCatalog.longDefault("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES");
+    public static final long DEFAULT_SPOOL_THRESHOLD_BYTES =
+            SettingCatalog.longDefault("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES");
 
     /** Where the roster comes from. */
     public enum UpstreamMode {
@@ -90,23 +91,6 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         if (retryInterval.isNegative() || retryMaxDelay.isNegative()) {
             throw new IllegalArgumentException("failed-repo retry durations must be >= 0");
         }
-    }
-
-    /** The declared default of {@code env} ({@link SettingCatalog}: the one declaration of each setting). */
-    private static String declared(String env) {
-        return SettingCatalog.get(env).defaultValue();
-    }
-
-    private static int declaredInt(String env) {
-        return Integer.parseInt(declared(env));
-    }
-
-    private static long declaredLong(String env) {
-        return Long.parseLong(declared(env));
-    }
-
-    private static Duration declaredDuration(String env) {
-        return Durations.parse(env, declared(env));
     }
 
     private static void positive(String name, long v) {
@@ -192,25 +176,25 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
      */
     public static final class Builder {
         private final String upstreamUrl;
-        private UpstreamMode upstreamMode = UpstreamMode.parse(declared("JETSTREAM_UPSTREAM_MODE"));
-        private boolean allowLoopback = Boolean.parseBoolean(declared("JETSTREAM_BACKFILL_ALLOW_LOOPBACK"));
-        private int globalDownloads = declaredInt("JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS");
-        private int hostWorkersMax = declaredInt("JETSTREAM_BACKFILL_HOST_WORKERS_MAX");
-        private int maxActiveHosts = declaredInt("JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS");
-        private int maxHosts = declaredInt("JETSTREAM_BACKFILL_MAX_HOSTS");
-        private int batchSize = declaredInt("JETSTREAM_BACKFILL_BATCH_SIZE");
+        private UpstreamMode upstreamMode = UpstreamMode.parse(SettingCatalog.stringDefault("JETSTREAM_UPSTREAM_MODE"));
+        private boolean allowLoopback = SettingCatalog.booleanDefault("JETSTREAM_BACKFILL_ALLOW_LOOPBACK");
+        private int globalDownloads = SettingCatalog.intDefault("JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS");
+        private int hostWorkersMax = SettingCatalog.intDefault("JETSTREAM_BACKFILL_HOST_WORKERS_MAX");
+        private int maxActiveHosts = SettingCatalog.intDefault("JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS");
+        private int maxHosts = SettingCatalog.intDefault("JETSTREAM_BACKFILL_MAX_HOSTS");
+        private int batchSize = SettingCatalog.intDefault("JETSTREAM_BACKFILL_BATCH_SIZE");
         private List<String> backfillRepos = List.of();
-        private long maxBackfillRepos = declaredLong("JETSTREAM_MAX_BACKFILL_REPOS");
-        private Duration retryInterval = declaredDuration("JETSTREAM_FAILED_REPO_RETRY_INTERVAL");
-        private int retryWorkers = declaredInt("JETSTREAM_FAILED_REPO_RETRY_WORKERS");
-        private int retryHostWorkers = declaredInt("JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS");
-        private Duration retryMaxDelay = declaredDuration("JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY");
+        private long maxBackfillRepos = SettingCatalog.longDefault("JETSTREAM_MAX_BACKFILL_REPOS");
+        private Duration retryInterval = SettingCatalog.durationDefault("JETSTREAM_FAILED_REPO_RETRY_INTERVAL");
+        private int retryWorkers = SettingCatalog.intDefault("JETSTREAM_FAILED_REPO_RETRY_WORKERS");
+        private int retryHostWorkers = SettingCatalog.intDefault("JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS");
+        private Duration retryMaxDelay = SettingCatalog.durationDefault("JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY");
         private Duration checkpointInterval = Duration.ofSeconds(30);
         private Duration hostRetryDelay = Duration.ofSeconds(30);
         private Duration progressInterval = Duration.ofSeconds(10);
         private long maxInflightBytes = DEFAULT_MAX_INFLIGHT_BYTES;
         private long spoolThresholdBytes = DEFAULT_SPOOL_THRESHOLD_BYTES;
-        private long maxCarBytes = declaredLong("JETSTREAM_MAX_CAR_BYTES");
+        private long maxCarBytes = SettingCatalog.longDefault("JETSTREAM_MAX_CAR_BYTES");
 
         private Builder(String upstreamUrl) {
             this.upstreamUrl = upstreamUrl;
