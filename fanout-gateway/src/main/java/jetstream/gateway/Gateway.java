@@ -182,9 +182,10 @@ public class Gateway {
         metrics.coldThrottle(cold.budget());
         stateBudget = new StateBudget(config.subscribeStateBudgetBytes());
         metrics.stateBudget(stateBudget);
-        settings = new SubscribeSettings(config.subscribeReadBatch(), config.subscribeSlowWindow().toNanos(),
-                config.subscribeSlowMinRate(), config.subscribeQueuedBytesCap(), 5_000_000_000L,
-                SlowConsumerDetector.LAG_THRESHOLD, config.subscribeMaxEventsPerSecond());
+        settings = SubscribeSettings.builder().readBatch(config.subscribeReadBatch())
+                .slowWindowNanos(config.subscribeSlowWindow().toNanos()).slowMinRate(config.subscribeSlowMinRate())
+                .queuedByteCap(config.subscribeQueuedBytesCap()).maxEventsPerSecond(config.subscribeMaxEventsPerSecond())
+                .build();
         sweeper = vertx.setPeriodic(1000, id -> sweep());
     }
 

@@ -174,8 +174,8 @@ class ActiveSegmentCursorTest {
         ColdReplay cold = new ColdReplay(catalog, new BlockCache(1 << 24), new VacancySet(),
                 Executors.newSingleThreadExecutor());
         RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
-        SubscribeSettings settings = new SubscribeSettings(256, 60_000_000_000L, 0, 1 << 20, 5_000_000_000L,
-                SlowConsumerDetector.LAG_THRESHOLD);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(256).slowMinRate(0).queuedByteCap(1 << 20)
+                .build();
         Subscriber s = new Subscriber(Wire.V2, false, false, new Subscriber.Options(SubscriptionFilter.v2All(), 0), ring,
                 cold, sink, new SubscribeMetrics(new SimpleMeterRegistry()), settings, System::nanoTime);
         sink.execute(() -> s.start(false, start, null));

@@ -64,8 +64,8 @@ class ColdBudgetTest {
         ColdBudget budget = new ColdBudget(50, System.nanoTime());
         ColdReplay cold = new ColdReplay(new SegmentCatalog(dir), new BlockCache(1 << 24), new VacancySet(),
                 Executors.newSingleThreadExecutor(), budget, timer);
-        SubscribeSettings settings = new SubscribeSettings(64, 60_000_000_000L, 0, 1 << 20, 5_000_000_000L,
-                SlowConsumerDetector.LAG_THRESHOLD);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(64).slowMinRate(0).queuedByteCap(1 << 20)
+                .build();
         RecordingSink coldSink = new RecordingSink(Dictionaries.v2Bytes());
         RecordingSink liveSink = new RecordingSink(Dictionaries.v2Bytes());
         Subscriber coldReader = new Subscriber(Wire.V2, false, false, new Subscriber.Options(SubscriptionFilter.v2All(), 0),

@@ -107,8 +107,8 @@ class ColdReplayLoadBench {
         ColdBudget budget = budgetPerSecond < 0 ? ColdBudget.unlimited() : new ColdBudget(budgetPerSecond, System.nanoTime());
         ColdReplay coldReplay = new ColdReplay(new SegmentCatalog(segs), new BlockCache(64L << 20), new VacancySet(), pool,
                 budget, timer);
-        SubscribeSettings settings = new SubscribeSettings(1024, 60_000_000_000L, 0, 4L << 20, 60_000_000_000L,
-                SlowConsumerDetector.LAG_THRESHOLD);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(1024).slowMinRate(0).queuedByteCap(4L << 20)
+                .writeTimeoutNanos(60_000_000_000L).build();
         List<Sink> coldSinks = new ArrayList<>();
         for (int i = 0; i < cold; i++) {
             Sink s = new Sink(appendedAt, 0);

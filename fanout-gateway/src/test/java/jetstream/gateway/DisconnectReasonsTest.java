@@ -31,8 +31,8 @@ class DisconnectReasonsTest {
     Path dir;
 
     private final SimpleMeterRegistry reg = new SimpleMeterRegistry();
-    private final SubscribeSettings settings = new SubscribeSettings(16, 60_000_000_000L, 0, 1 << 20, 5_000_000_000L,
-            SlowConsumerDetector.LAG_THRESHOLD);
+    private final SubscribeSettings settings = SubscribeSettings.builder().readBatch(16).slowMinRate(0)
+            .queuedByteCap(1 << 20).build();
 
     private double count(String reason) {
         return reg.counter("jetstream.subscribe.disconnects", "reason", reason).count();

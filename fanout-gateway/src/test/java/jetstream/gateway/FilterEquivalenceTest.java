@@ -88,7 +88,7 @@ class FilterEquivalenceTest {
             };
             RecordingSink sink = new RecordingSink(wire == Wire.V1 ? Dictionaries.v1Bytes() : Dictionaries.v2Bytes());
             Subscriber s = new Subscriber(wire, zstd, false, new Subscriber.Options(filter, 0), ring, cold, sink,
-                    metrics, new SubscribeSettings(64, 60_000_000_000L, 5, 1 << 16, 5_000_000_000L), System::nanoTime);
+                    metrics, SubscribeSettings.builder().readBatch(64).queuedByteCap(1 << 16).build(), System::nanoTime);
             sink.execute(() -> s.start(false, start, null));
             List<String> expected = new ArrayList<>();
             for (long seq = start; seq <= ARCHIVED + IN_RING; seq++) {

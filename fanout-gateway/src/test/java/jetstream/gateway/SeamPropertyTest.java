@@ -150,8 +150,8 @@ class SeamPropertyTest {
     private static Sub subscribe(SplittableRandom r, Ring ring, ColdReplay cold, long cursor) {
         SubscriptionFilter f = randomFilter(r);
         RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
-        SubscribeSettings settings = new SubscribeSettings(8 + r.nextInt(200), 60_000_000_000L, 0, 1 << 20,
-                60_000_000_000L, SlowConsumerDetector.LAG_THRESHOLD);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(8 + r.nextInt(200)).slowMinRate(0)
+                .queuedByteCap(1 << 20).writeTimeoutNanos(60_000_000_000L).build();
         Subscriber s = new Subscriber(Wire.V2, false, false, new Subscriber.Options(f, 0), ring, cold, sink,
                 new SubscribeMetrics(new SimpleMeterRegistry()), settings, System::nanoTime);
         sink.execute(() -> s.start(false, cursor, null));

@@ -62,7 +62,8 @@ class SlowConsumerTest {
         ColdReplay cold = new ColdReplay(new SegmentCatalog(dir), new BlockCache(1 << 20), new VacancySet(),
                 Executors.newSingleThreadExecutor());
         // Lag threshold 500 events, 300 ms window, at least 2,000 events/s; tiny queue cap so writes pace reads.
-        SubscribeSettings settings = new SubscribeSettings(8, 300_000_000L, 2000, 1, 5_000_000_000L, 500);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(8).slowWindowNanos(300_000_000L)
+                .slowMinRate(2000).queuedByteCap(1).lagThreshold(500).build();
         sink.cap = settings.queuedByteCap();
         return new Subscriber(Wire.V2, false, false, new Subscriber.Options(filter, 0), ring, cold, sink,
                 new SubscribeMetrics(reg), settings, System::nanoTime);

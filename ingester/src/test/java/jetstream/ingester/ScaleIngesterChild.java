@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.function.UnaryOperator;
 import jetstream.ingester.backfill.BackfillSettings;
 import jetstream.ingester.phase.EngineBackfill;
@@ -31,9 +30,8 @@ public final class ScaleIngesterChild {
         String sim = args[1];
         UnaryOperator<String> route = BootstrapChild.route(args[2]);
         // the reference's defaults, with the download pools sized for a 2-core box
-        BackfillSettings backfill = new BackfillSettings(sim, BackfillSettings.UpstreamMode.AUTO, false, 32, 8, 64, 50_000,
-                1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(10),
-                Duration.ofSeconds(5), Duration.ofSeconds(10));
+        BackfillSettings backfill = BackfillSettings.builder(sim).globalDownloads(32).hostWorkersMax(8).maxActiveHosts(64)
+                .batchSize(1000).checkpointInterval(Duration.ofSeconds(10)).hostRetryDelay(Duration.ofSeconds(5)).build();
         IngesterCore.Settings settings = IngesterCore.Settings.builder(data).upstream(sim, sim)
                 .leaseSize(1 << 16).logBudgetBytes(64 << 20).pdsRoute(route)
                 .backfill(EngineBackfill.factory(backfill, route), RepoStatusRows::new).mergeTail(MergeTailCompaction.NONE)

@@ -66,11 +66,8 @@ class DirectPdsBackfillTest {
 
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             IngestMetrics metrics = new IngestMetrics(registry);
-            BackfillSettings d = BackfillSettings.defaults(pds.pdsUrl);
-            BackfillSettings settings = new BackfillSettings(pds.pdsUrl, BackfillSettings.UpstreamMode.PDS, true,
-                    8, 4, d.maxActiveHosts(), d.maxHosts(), d.batchSize(), List.of(), 0, d.retryInterval(), d.retryWorkers(),
-                    d.retryHostWorkers(), d.retryMaxDelay(), d.checkpointInterval(), Duration.ofSeconds(2),
-                    d.progressInterval());
+            BackfillSettings settings = BackfillSettings.builder(pds.pdsUrl).upstreamMode(BackfillSettings.UpstreamMode.PDS)
+                    .allowLoopback(true).globalDownloads(8).hostWorkersMax(4).hostRetryDelay(Duration.ofSeconds(2)).build();
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(10)).build();
             long t0 = System.nanoTime();

@@ -211,6 +211,35 @@ public final class SettingCatalog {
         return BY_ENV.get(env);
     }
 
+    /** The declared default of {@code env}, for a settings builder; fails on a name without one. */
+    public static String stringDefault(String env) {
+        Setting s = BY_ENV.get(env);
+        if (s == null || s.defaultValue() == null) {
+            throw new IllegalArgumentException("no declared default for " + env);
+        }
+        return s.defaultValue();
+    }
+
+    public static boolean booleanDefault(String env) {
+        return Boolean.parseBoolean(stringDefault(env));
+    }
+
+    public static int intDefault(String env) {
+        return Integer.parseInt(stringDefault(env));
+    }
+
+    public static long longDefault(String env) {
+        return Long.parseLong(stringDefault(env));
+    }
+
+    public static double doubleDefault(String env) {
+        return Double.parseDouble(stringDefault(env));
+    }
+
+    public static java.time.Duration durationDefault(String env) {
+        return Durations.parse(env, stringDefault(env));
+    }
+
     private static Setting declare(String env, Type type, String defaultValue, Set<Service> services, String summary) {
         return declare(env, type, defaultValue, null, services, summary);
     }

@@ -26,7 +26,10 @@ public final class GloomFilter {
     private static final double LN2_SQUARED = 0.4804530139182014;
     private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
 
-    /** Partition sizes per k (facts §3.4); the order defines each partition's offset. */
+    /**
+     * Partition sizes per k (docs/segment-format.md: DID blooms; the values: facts §3.4); the order defines
+     * each partition's offset.
+     */
     private static final int[][] PARTITIONS = {
         null, null, null,
         {167, 173, 172},

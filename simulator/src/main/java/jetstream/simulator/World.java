@@ -1,24 +1,18 @@
 package jetstream.simulator;
 
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
-import jetstream.atproto.car.CarWriter;
 import jetstream.atproto.cid.Cid;
 import jetstream.atproto.crypto.KeyCurve;
-import jetstream.atproto.sync.CommitVerifier;
-import jetstream.atproto.sync.RepoOp;
 
 /**
- * The simulated network's state and its event generator. Everything derives from the seed: an
- * account's initial repository is a pure function of (seed, account index) and is only held in
- * memory once a live event touches it; event {@code n} is a pure function of the seed and the
- * state after event {@code n - 1}. Mutations and event generation are serialised on this object.
+ * The simulated network's state: accounts, hosts and repositories. Everything derives from the
+ * seed: an account's initial repository is a pure function of (seed, account index) and is only
+ * held in memory once a live event touches it; event {@code n} ({@link EventGenerator}) is a pure
+ * function of the seed and the state after event {@code n - 1}. Mutations and event generation are
+ * serialised on this object.
  */
 final class World {
     /** Logical clock origin, 2026-01-01T00:00:00Z in microseconds: live event n happens at T0 + n ms. */
@@ -33,13 +27,10 @@ final class World {
     private final Cid[] baseHeads;
     private final RecordFactory records = new RecordFactory(this);
     private final Firehose firehose;
-    private final double[] mix;
-    private final long permA;
+    private final EventGenerator events;
     private long seq;
     private int materialized;
-    private final LiveSigner[] signers;
     private final BaseSigner[] baseSigners;
-    private final List<Injection> injections = new ArrayList<>();
 
     World(SimConfig cfg, Firehose firehose) {
         this.cfg = cfg;
@@ -53,22 +44,8 @@ final class World {
         accounts = new AccountTable(cfg, hostnames);
         hostSeq = new long[cfg.hosts];
         baseHeads = new Cid[n];
-        mix = new double[] {cfg.mixCreate, cfg.mixUpdate, cfg.mixDelete, cfg.mixIdentity, cfg.mixAccount, cfg.mixSync};
-        long a = Prng.hash(seed, 4) | 1;
-        while (gcd(Math.floorMod(a, (long) Math.max(n, 1)), Math.max(n, 1)) != 1) {
-            a += 2;
-        }
-        permA = Math.floorMod(a, (long) Math.max(n, 1));
-        signers = new LiveSigner[] {new LiveSigner(KeyCurve.SECP256K1, seed), new LiveSigner(KeyCurve.P256, seed)};
         baseSigners = new BaseSigner[] {new BaseSigner(KeyCurve.SECP256K1, seed), new BaseSigner(KeyCurve.P256, seed)};
-    }
-
-    private LiveSigner signer(Account a) {
-        return signers[a.curve == KeyCurve.SECP256K1 ? 0 : 1];
-    }
-
-    private static long gcd(long a, long b) {
-        return b == 0 ? a : gcd(b, a % b);
+        events = new EventGenerator(this, accounts, records);
     }
 
     // ---------------------------------------------------------------- identities and hosts
@@ -96,6 +73,10 @@ final class World {
 
     String[] hostnames() {
         return hostnames.clone();
+    }
+
+    String hostname(int host) {
+        return hostnames[host];
     }
 
     int hostIndex(String hostname) {
@@ -182,7 +163,7 @@ final class World {
     }
 
     /** The account's repository now, materialising it (caller holds the lock). */
-    private RepoState materialize(Account a) {
+    RepoState materialize(Account a) {
         if (a.repo == null) {
             a.repo = buildInitial(a);
             materialized++;
@@ -317,10 +298,10 @@ final class World {
         return cid == null ? null : s.blocks.get(cid);
     }
 
-    // ---------------------------------------------------------------- live events
+    // ---------------------------------------------------------------- live events (EventGenerator)
 
     synchronized List<Injection> injections() {
-        return List.copyOf(injections);
+        return events.injections();
     }
 
     /**
@@ -335,7 +316,7 @@ final class World {
 
     private synchronized void step() {
         long next = seq + 1;
-        byte[] frame = event(next);
+        byte[] frame = events.event(next);
         seq = next;
         firehose.append(next, frame);
     }
@@ -351,7 +332,7 @@ final class World {
         for (int rank = 0; rank < ranks && !stop.getAsBoolean(); rank++) {
             Account a;
             synchronized (this) {
-                a = accounts.pin(accounts.get((int) ((rank * permA) % n)));
+                a = accounts.pin(events.writer(rank));
                 if (a.repo != null || !a.active()) {
                     continue;
                 }
@@ -366,231 +347,16 @@ final class World {
         }
     }
 
-    static long micros(long seq) {
-        return T0 + seq * 1000L;
+    /** Records that {@code host} emitted event {@code seq} (listHosts reports it); caller holds the lock. */
+    void hostEvent(int host, long seq) {
+        hostSeq[host] = seq;
     }
 
-    private byte[] event(long seq) {
-        Prng r = Prng.of(seed, 9, seq);
-        double total = 0;
-        for (double w : mix) {
-            total += w;
-        }
-        double u = r.nextDouble() * total;
-        int kind = 0;
-        while (kind < mix.length - 1 && u >= mix[kind]) {
-            u -= mix[kind];
-            kind++;
-        }
-        return switch (kind) {
-            case 3 -> identityEvent(seq, r);
-            case 4 -> accountEvent(seq, r);
-            case 5 -> syncEvent(seq, r);
-            default -> commitEvent(seq, r, kind == 0 ? "create" : kind == 1 ? "update" : "delete");
-        };
-    }
-
-    /** A skewed pick (a few accounts are very busy) among active accounts. */
-    private Account pickActive(Prng r) {
-        int n = accounts.size();
-        int ranks = cfg.writers > 0 ? Math.min(cfg.writers, n) : n;
-        for (int attempt = 0; attempt < 64; attempt++) {
-            int rank = (int) Math.min(ranks - 1, Math.floor(ranks * Math.pow(r.nextDouble(), 2.5)));
-            Account a = accounts.get((int) ((rank * permA) % n));
-            if (a.active()) {
-                return accounts.pin(a);
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            Account a = accounts.get(i);
-            if (a.active()) {
-                return accounts.pin(a);
-            }
-        }
-        throw new IllegalStateException("no active account left to write to");
-    }
-
-    private byte[] commitEvent(long seq, Prng r, String firstAction) {
-        Account a = pickActive(r);
-        RepoState s = materialize(a);
-        long micros = micros(seq);
-        Cid prevData = s.data;
-        String since = s.rev;
-        int nOps = r.chance(cfg.multiOpChance) ? 2 + r.nextInt(3) : 1;
-        List<RepoOp> ops = new ArrayList<>(nOps);
-        Map<Cid, byte[]> recordBlocks = new LinkedHashMap<>();
-        Set<String> touched = new HashSet<>();
-        String badPath = null;
-        if (Faults.every(cfg.faults.invalidCollectionEvery, seq)) {
-            badPath = "app.bsky..post/" + Tids.of(micros, 1);
-            injections.add(new Injection(seq, a.did, "invalid_collection", badPath));
-        } else if (Faults.every(cfg.faults.invalidRkeyEvery, seq)) {
-            badPath = RecordFactory.POST + "/" + "x".repeat(520) + Tids.of(micros, 1);
-            injections.add(new Injection(seq, a.did, "invalid_rkey", badPath));
-        }
-        if (badPath != null) {
-            byte[] body = records.body(RecordFactory.POST, r, micros, a.index);
-            Cid cid = Cid.ofDagCbor(body);
-            s.put(badPath, body, cid);
-            recordBlocks.put(cid, body);
-            ops.add(new RepoOp("create", badPath, cid, null));
-            touched.add(badPath);
-        }
-        for (int k = badPath == null ? 0 : 1; k < nOps; k++) {
-            String action = k == 0 ? firstAction : r.chance(0.8) ? "create" : "delete";
-            if (!action.equals("create") && s.size() <= touched.size()) {
-                action = "create";
-            }
-            String path = action.equals("create") ? null : s.randomPath(r);
-            if (path != null && !touched.add(path)) {
-                continue;
-            }
-            switch (action) {
-                case "create" -> {
-                    String collection = records.pickCollection(r);
-                    path = collection + "/" + Tids.of(micros, (int) ((seq + k) & 1023));
-                    if (!touched.add(path) || s.get(path) != null) {
-                        continue;
-                    }
-                    byte[] body = records.body(collection, r, micros, a.index);
-                    Cid cid = Cid.ofDagCbor(body);
-                    s.put(path, body, cid);
-                    recordBlocks.put(cid, body);
-                    ops.add(new RepoOp("create", path, cid, null));
-                }
-                case "update" -> {
-                    String collection = path.substring(0, path.indexOf('/'));
-                    byte[] body = records.body(collection, r, micros, a.index);
-                    Cid cid = Cid.ofDagCbor(body);
-                    Cid old = s.put(path, body, cid);
-                    if (old.equals(cid)) {
-                        touched.remove(path);
-                        continue;
-                    }
-                    recordBlocks.put(cid, body);
-                    ops.add(new RepoOp("update", path, cid, old));
-                }
-                default -> ops.add(new RepoOp("delete", path, null, s.delete(path)));
-            }
-        }
-        String rev = Tids.of(micros, 0);
-        if (Faults.every(cfg.faults.invalidRevEvery, seq)) {
-            rev = "rev-" + seq;
-            injections.add(new Injection(seq, a.did, "invalid_rev", null));
-        }
-        Map<Cid, byte[]> newNodes = s.commit(a.did, rev, signer(a), a.scalar());
-        Set<Cid> proof = CommitVerifier.proofNodes(s.data, s.trustedStore(), ops, prevData);
-        Map<Cid, byte[]> diff = new LinkedHashMap<>();
-        diff.put(s.commitCid, s.commitBlock);
-        diff.putAll(recordBlocks);
-        diff.putAll(newNodes);
-        for (Cid c : proof) {
-            diff.putIfAbsent(c, s.blocks.get(c));
-        }
-        byte[] car = CarWriter.toBytes(List.of(s.commitCid), diff);
-        s.collectGarbage();
-        hostSeq[a.host] = seq;
-
-        List<Object> opList = new ArrayList<>(ops.size());
-        for (RepoOp op : ops) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("action", op.action());
-            m.put("path", op.path());
-            m.put("cid", op.cid());
-            if (op.prev() != null) {
-                m.put("prev", op.prev());
-            }
-            opList.add(m);
-        }
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("rebase", false);
-        body.put("tooBig", false);
-        body.put("repo", a.did);
-        body.put("commit", s.commitCid);
-        body.put("rev", rev);
-        body.put("since", since);
-        body.put("blocks", car);
-        body.put("ops", opList);
-        body.put("blobs", Collections.emptyList());
-        body.put("prevData", prevData);
-        body.put("time", Tids.datetime(micros));
-        return Frames.message("#commit", body);
-    }
-
-    private byte[] identityEvent(long seq, Prng r) {
-        Account a = pickActive(r);
-        int v = 2 + r.nextInt(1000);
-        a.handle = "u" + a.index + "-" + v + "." + hostnames[a.host];
-        if (cfg.faults.rotateKeyOnIdentity) {
-            a.rotateKey();
-        }
-        hostSeq[a.host] = seq;
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("did", a.did);
-        body.put("time", Tids.datetime(micros(seq)));
-        body.put("handle", a.handle);
-        return Frames.message("#identity", body);
-    }
-
-    private byte[] accountEvent(long seq, Prng r) {
-        int n = accounts.size();
-        Account a = accounts.get(r.nextInt(n));
-        for (int i = 0; "deleted".equals(a.status) && i < n; i++) {
-            a = accounts.get((a.index + 1) % n);
-        }
-        a = accounts.pin(a);
-        double u = r.nextDouble();
-        if (a.status == null) {
-            a.status = u < 0.5 ? "deactivated" : u < 0.6 ? "takendown" : u < 0.75 ? "deleted" : null;
-        } else if (a.status.equals("deactivated")) {
-            a.status = u < 0.7 ? null : "deleted";
-        } else if (a.status.equals("takendown")) {
-            a.status = u < 0.5 ? null : "takendown";
-        }
-        if ("deleted".equals(a.status) && a.repo != null) {
+    /** Drops a deleted account's repository from memory; caller holds the lock. */
+    void forget(Account a) {
+        if (a.repo != null) {
             a.repo = null;
             materialized--;
         }
-        hostSeq[a.host] = seq;
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("did", a.did);
-        body.put("time", Tids.datetime(micros(seq)));
-        body.put("active", a.status == null);
-        if (a.status != null) {
-            body.put("status", a.status);
-        }
-        return Frames.message("#account", body);
-    }
-
-    /**
-     * A {@code #sync}: the repository changes without a diff on the stream (records appear and
-     * disappear), and the event announces the new signed head only; consumers must refetch.
-     */
-    private byte[] syncEvent(long seq, Prng r) {
-        Account a = pickActive(r);
-        RepoState s = materialize(a);
-        long micros = micros(seq);
-        for (int k = 0; k < 1 + r.nextInt(3); k++) {
-            String collection = records.pickCollection(r);
-            byte[] body = records.body(collection, r, micros, a.index);
-            s.put(collection + "/" + Tids.of(micros, (int) ((seq + k) & 1023)), body, Cid.ofDagCbor(body));
-        }
-        if (s.size() > 4 && r.chance(0.5)) {
-            s.delete(s.randomPath(r));
-        }
-        String rev = Tids.of(micros, 0);
-        s.commit(a.did, rev, signer(a), a.scalar());
-        s.collectGarbage();
-        hostSeq[a.host] = seq;
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("seq", seq);
-        body.put("did", a.did);
-        body.put("blocks", CarWriter.toBytes(List.of(s.commitCid), Map.of(s.commitCid, s.commitBlock)));
-        body.put("rev", rev);
-        body.put("time", Tids.datetime(micros));
-        return Frames.message("#sync", body);
     }
 }

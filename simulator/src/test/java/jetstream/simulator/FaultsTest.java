@@ -185,7 +185,7 @@ class FaultsTest {
             assertEquals("car_truncated", assertThrows(DecodeException.class, () -> Repo.read(t.body())).reason());
 
             String aborted = sim.truth().dids().get(4);
-            assertTrue(Simulator.nth(5, 4) && !Simulator.nth(3, 4));
+            assertTrue(PdsEndpoints.nth(5, 4) && !PdsEndpoints.nth(3, 4));
             assertEquals("active", sim.truth().status(aborted));
             assertThrows(IOException.class, () -> getRepo(sim, aborted));
 

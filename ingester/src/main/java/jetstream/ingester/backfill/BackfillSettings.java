@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import jetstream.atproto.syntax.Did;
+import jetstream.config.SettingCatalog;
 
 /**
  * The backfill engine's and failed-repo retrier's settings: the reference's flags and defaults
@@ -39,8 +40,10 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                                int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
                                Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
                                long spoolThresholdBytes, long maxCarBytes) {
-    public static final long DEFAULT_MAX_INFLIGHT_BYTES = 512L << 20;
-    public static final long DEFAULT_SPOOL_THRESHOLD_BYTES = 64L << 20;
+    public static final long DEFAULT_MAX_INFLIGHT_BYTES =
+            SettingCatalog.longDefault("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES");
+    public static final long DEFAULT_SPOOL_THRESHOLD_BYTES =
+            SettingCatalog.longDefault("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES");
 
     /** Where the roster comes from. */
     public enum UpstreamMode {
@@ -59,31 +62,6 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
                 default -> throw new IllegalArgumentException("JETSTREAM_UPSTREAM_MODE must be auto, relay or pds, got " + s);
             };
         }
-    }
-
-    /** The settings with the default in-flight budget and spool threshold. */
-    public BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
-                            int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
-                            List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
-                            int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
-                            Duration hostRetryDelay, Duration progressInterval) {
-        this(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts, batchSize,
-                backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
-                checkpointInterval, hostRetryDelay, progressInterval, DEFAULT_MAX_INFLIGHT_BYTES,
-                DEFAULT_SPOOL_THRESHOLD_BYTES);
-    }
-
-    /** The settings with the default CAR cap. */
-    public BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, boolean allowLoopback, int globalDownloads,
-                            int hostWorkersMax, int maxActiveHosts, int maxHosts, int batchSize,
-                            List<String> backfillRepos, long maxBackfillRepos, Duration retryInterval, int retryWorkers,
-                            int retryHostWorkers, Duration retryMaxDelay, Duration checkpointInterval,
-                            Duration hostRetryDelay, Duration progressInterval, long maxInflightBytes,
-                            long spoolThresholdBytes) {
-        this(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts, batchSize,
-                backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
-                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes,
-                jetstream.ingester.net.Outbound.DEFAULT_MAX_CAR_BYTES);
     }
 
     public BackfillSettings {
@@ -123,9 +101,23 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
 
     /** The reference defaults (facts §8.2) against {@code upstreamUrl}. */
     public static BackfillSettings defaults(String upstreamUrl) {
-        return new BackfillSettings(upstreamUrl, UpstreamMode.AUTO, false, 256, 32, 512, 50_000, 5000, List.of(), 0,
-                Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(10));
+        return builder(upstreamUrl).build();
+    }
+
+    /** Settings against {@code upstreamUrl} with the reference defaults (see {@link Builder}); set what differs by name. */
+    public static Builder builder(String upstreamUrl) {
+        return new Builder(upstreamUrl);
+    }
+
+    /** A builder holding these settings. */
+    public Builder toBuilder() {
+        return builder(upstreamUrl).upstreamMode(upstreamMode).allowLoopback(allowLoopback)
+                .globalDownloads(globalDownloads).hostWorkersMax(hostWorkersMax).maxActiveHosts(maxActiveHosts)
+                .maxHosts(maxHosts).batchSize(batchSize).backfillRepos(backfillRepos).maxBackfillRepos(maxBackfillRepos)
+                .retryInterval(retryInterval).retryWorkers(retryWorkers).retryHostWorkers(retryHostWorkers)
+                .retryMaxDelay(retryMaxDelay).checkpointInterval(checkpointInterval).hostRetryDelay(hostRetryDelay)
+                .progressInterval(progressInterval).maxInflightBytes(maxInflightBytes)
+                .spoolThresholdBytes(spoolThresholdBytes).maxCarBytes(maxCarBytes);
     }
 
     /**
@@ -136,11 +128,13 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
     public static BackfillSettings from(jetstream.ingester.IngesterConfig config) {
         jetstream.ingester.IngesterConfig.Backfill b = config.backfill();
         jetstream.ingester.IngesterConfig.FailedRepoRetry r = config.failedRepoRetry();
-        return new BackfillSettings(config.relayUrl(), UpstreamMode.parse(config.upstreamMode()), b.allowLoopback(),
-                b.globalDownloads(), b.hostWorkersMax(), b.maxActiveHosts(), b.maxHosts(), b.batchSize(),
-                parseRepos(b.repos().orElse("")), config.maxBackfillRepos(), r.interval(), r.workers(), r.hostWorkers(),
-                r.maxDelay(), Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(10), b.maxInflightBytes(),
-                b.spoolThresholdBytes(), config.maxCarBytes());
+        return builder(config.relayUrl()).upstreamMode(UpstreamMode.parse(config.upstreamMode()))
+                .allowLoopback(b.allowLoopback()).globalDownloads(b.globalDownloads()).hostWorkersMax(b.hostWorkersMax())
+                .maxActiveHosts(b.maxActiveHosts()).maxHosts(b.maxHosts()).batchSize(b.batchSize())
+                .backfillRepos(parseRepos(b.repos().orElse(""))).maxBackfillRepos(config.maxBackfillRepos())
+                .retryInterval(r.interval()).retryWorkers(r.workers()).retryHostWorkers(r.hostWorkers())
+                .retryMaxDelay(r.maxDelay()).maxInflightBytes(b.maxInflightBytes())
+                .spoolThresholdBytes(b.spoolThresholdBytes()).maxCarBytes(config.maxCarBytes()).build();
     }
 
     /** {@code did1,did2}: the DIDs, each checked, duplicates removed; blank gives none. */
@@ -169,17 +163,160 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         return !backfillRepos.isEmpty() || maxBackfillRepos > 0;
     }
 
-    public BackfillSettings withUpstreamMode(UpstreamMode m) {
-        return new BackfillSettings(upstreamUrl, m, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts, maxHosts,
-                batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers, retryMaxDelay,
-                checkpointInterval, hostRetryDelay, progressInterval, maxInflightBytes, spoolThresholdBytes, maxCarBytes);
-    }
-
     /** These settings with another in-flight budget and spool threshold. */
     public BackfillSettings withCarBudget(long inflightBytes, long spoolThreshold) {
-        return new BackfillSettings(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax, maxActiveHosts,
-                maxHosts, batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers, retryHostWorkers,
-                retryMaxDelay, checkpointInterval, hostRetryDelay, progressInterval, inflightBytes, spoolThreshold,
-                maxCarBytes);
+        return toBuilder().maxInflightBytes(inflightBytes).spoolThresholdBytes(spoolThreshold).build();
+    }
+
+    /**
+     * Named settings instead of twenty positional ones. Every setting with a {@code JETSTREAM_*} variable
+     * defaults to that variable's declared default ({@link SettingCatalog}: the reference's flags of facts
+     * §8.2 and ours), every DID listed (no DID list, no cap); the internal ones to the reference's 30 s
+     * checkpoint period, a 30 s host retry delay and a 10 s progress line.
+     */
+    public static final class Builder {
+        private final String upstreamUrl;
+        private UpstreamMode upstreamMode = UpstreamMode.parse(SettingCatalog.stringDefault("JETSTREAM_UPSTREAM_MODE"));
+        private boolean allowLoopback = SettingCatalog.booleanDefault("JETSTREAM_BACKFILL_ALLOW_LOOPBACK");
+        private int globalDownloads = SettingCatalog.intDefault("JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS");
+        private int hostWorkersMax = SettingCatalog.intDefault("JETSTREAM_BACKFILL_HOST_WORKERS_MAX");
+        private int maxActiveHosts = SettingCatalog.intDefault("JETSTREAM_BACKFILL_MAX_ACTIVE_HOSTS");
+        private int maxHosts = SettingCatalog.intDefault("JETSTREAM_BACKFILL_MAX_HOSTS");
+        private int batchSize = SettingCatalog.intDefault("JETSTREAM_BACKFILL_BATCH_SIZE");
+        private List<String> backfillRepos = List.of();
+        private long maxBackfillRepos = SettingCatalog.longDefault("JETSTREAM_MAX_BACKFILL_REPOS");
+        private Duration retryInterval = SettingCatalog.durationDefault("JETSTREAM_FAILED_REPO_RETRY_INTERVAL");
+        private int retryWorkers = SettingCatalog.intDefault("JETSTREAM_FAILED_REPO_RETRY_WORKERS");
+        private int retryHostWorkers = SettingCatalog.intDefault("JETSTREAM_FAILED_REPO_RETRY_HOST_WORKERS");
+        private Duration retryMaxDelay = SettingCatalog.durationDefault("JETSTREAM_FAILED_REPO_RETRY_MAX_DELAY");
+        private Duration checkpointInterval = Duration.ofSeconds(30);
+        private Duration hostRetryDelay = Duration.ofSeconds(30);
+        private Duration progressInterval = Duration.ofSeconds(10);
+        private long maxInflightBytes = DEFAULT_MAX_INFLIGHT_BYTES;
+        private long spoolThresholdBytes = DEFAULT_SPOOL_THRESHOLD_BYTES;
+        private long maxCarBytes = SettingCatalog.longDefault("JETSTREAM_MAX_CAR_BYTES");
+
+        private Builder(String upstreamUrl) {
+            this.upstreamUrl = upstreamUrl;
+        }
+
+        public Builder upstreamMode(UpstreamMode m) {
+            this.upstreamMode = m;
+            return this;
+        }
+
+        /** Roster hostnames may be loopback (dev only). */
+        public Builder allowLoopback(boolean on) {
+            this.allowLoopback = on;
+            return this;
+        }
+
+        /** Fleet-wide in-flight getRepo. */
+        public Builder globalDownloads(int n) {
+            this.globalDownloads = n;
+            return this;
+        }
+
+        /** In-flight getRepo per host. */
+        public Builder hostWorkersMax(int n) {
+            this.hostWorkersMax = n;
+            return this;
+        }
+
+        /** Hosts crawled at once. */
+        public Builder maxActiveHosts(int n) {
+            this.maxActiveHosts = n;
+            return this;
+        }
+
+        /** Roster cap. */
+        public Builder maxHosts(int n) {
+            this.maxHosts = n;
+            return this;
+        }
+
+        /** Repos covered per host-cursor checkpoint (0: the default). */
+        public Builder batchSize(int n) {
+            this.batchSize = n;
+            return this;
+        }
+
+        /** Only these DIDs, instead of listRepos. */
+        public Builder backfillRepos(List<String> dids) {
+            this.backfillRepos = dids;
+            return this;
+        }
+
+        /** Cap on discovered repos (0: none). */
+        public Builder maxBackfillRepos(long n) {
+            this.maxBackfillRepos = n;
+            return this;
+        }
+
+        /** Period of the failed-repo retrier (0 disables it). */
+        public Builder retryInterval(Duration d) {
+            this.retryInterval = d;
+            return this;
+        }
+
+        public Builder retryWorkers(int n) {
+            this.retryWorkers = n;
+            return this;
+        }
+
+        public Builder retryHostWorkers(int n) {
+            this.retryHostWorkers = n;
+            return this;
+        }
+
+        /** Per-repo backoff cap of the retrier. */
+        public Builder retryMaxDelay(Duration d) {
+            this.retryMaxDelay = d;
+            return this;
+        }
+
+        /** Forced checkpoint period for staged cursors. */
+        public Builder checkpointInterval(Duration d) {
+            this.checkpointInterval = d;
+            return this;
+        }
+
+        /** How long an unreachable host parks before its one retry. */
+        public Builder hostRetryDelay(Duration d) {
+            this.hostRetryDelay = d;
+            return this;
+        }
+
+        /** Period of the progress log line and feed frame. */
+        public Builder progressInterval(Duration d) {
+            this.progressInterval = d;
+            return this;
+        }
+
+        /** Repository CAR bytes held in heap at once, over every download. */
+        public Builder maxInflightBytes(long n) {
+            this.maxInflightBytes = n;
+            return this;
+        }
+
+        /** A CAR larger than this is spooled to disk and parsed from there. */
+        public Builder spoolThresholdBytes(long n) {
+            this.spoolThresholdBytes = n;
+            return this;
+        }
+
+        /** Cap on one fetched repository CAR. */
+        public Builder maxCarBytes(long n) {
+            this.maxCarBytes = n;
+            return this;
+        }
+
+        /** The settings; invalid values fail here, naming their variable. */
+        public BackfillSettings build() {
+            return new BackfillSettings(upstreamUrl, upstreamMode, allowLoopback, globalDownloads, hostWorkersMax,
+                    maxActiveHosts, maxHosts, batchSize, backfillRepos, maxBackfillRepos, retryInterval, retryWorkers,
+                    retryHostWorkers, retryMaxDelay, checkpointInterval, hostRetryDelay, progressInterval,
+                    maxInflightBytes, spoolThresholdBytes, maxCarBytes);
+        }
     }
 }

@@ -7,10 +7,10 @@ import java.util.Map;
 import jetstream.ingester.writer.SteadyWriter;
 
 /**
- * Whole-repo replacement (spec §4.3, facts §2.4, §10.4), used by the pending retry pass and the
- * failed-repo retrier: the repo is downloaded again, every row validated first, then one writer
- * submission appends a synthetic kind 6 row followed by kind 7 rows and stages the row's new
- * status in the batch that makes them durable. A failure is recorded as {@code failed} with the
+ * Whole-repo replacement (spec §4.3, kinds 6 and 7 of docs/segment-format.md, facts §10.4), used by
+ * the pending retry pass and the failed-repo retrier: the repo is downloaded again, every row
+ * validated first, then one writer submission appends a synthetic kind 6 row followed by kind 7 rows
+ * and stages the row's new status in the batch that makes them durable. A failure is recorded as {@code failed} with the
  * durable exponential backoff: {@code interval × 2^(retry_count-1)}, capped at {@code maxDelay}.
  */
 final class WholeRepoReplacer {

@@ -9,8 +9,9 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * The persisted lifecycle phase (facts §4.1, §10.1): {@code phase} (raw ASCII {@code bootstrap} |
- * {@code merging} | {@code steady_state}; absent = fresh directory; anything else is a hard error)
+ * The persisted lifecycle phase (docs/metadata-keys.md, docs/architecture.md: Lifecycle):
+ * {@code phase} (raw ASCII {@code bootstrap} | {@code merging} | {@code steady_state}; absent = fresh
+ * directory; anything else is a hard error)
  * and {@code phase/entered_at} (RFC 3339 nanos UTC), always written in one batch, plus the
  * diagnostic backfill timing keys.
  */

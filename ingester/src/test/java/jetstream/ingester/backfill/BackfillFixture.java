@@ -78,10 +78,9 @@ public final class BackfillFixture {
     }
 
     public static BackfillSettings settings(String upstream) {
-        BackfillSettings d = BackfillSettings.defaults(upstream);
-        return new BackfillSettings(upstream, BackfillSettings.UpstreamMode.AUTO, false, 8, 4, 8, d.maxHosts(), 5, List.of(),
-                0, Duration.ofHours(4), 4, 2, Duration.ofHours(168), Duration.ofMillis(500), Duration.ofMillis(200),
-                Duration.ofMillis(500));
+        return BackfillSettings.builder(upstream).globalDownloads(8).hostWorkersMax(4).maxActiveHosts(8).batchSize(5)
+                .retryWorkers(4).retryHostWorkers(2).checkpointInterval(Duration.ofMillis(500))
+                .hostRetryDelay(Duration.ofMillis(200)).progressInterval(Duration.ofMillis(500)).build();
     }
 
     /** Every row of {@code data/segments}, in seq order. */

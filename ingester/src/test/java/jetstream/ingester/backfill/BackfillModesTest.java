@@ -34,10 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 class BackfillModesTest {
 
     private static BackfillSettings settings(String url, BackfillSettings.UpstreamMode mode, List<String> repos, long max) {
-        BackfillSettings b = BackfillFixture.settings(url);
-        return new BackfillSettings(url, mode, false, b.globalDownloads(), b.hostWorkersMax(), b.maxActiveHosts(),
-                b.maxHosts(), b.batchSize(), repos, max, b.retryInterval(), b.retryWorkers(), b.retryHostWorkers(),
-                b.retryMaxDelay(), b.checkpointInterval(), b.hostRetryDelay(), b.progressInterval());
+        return BackfillFixture.settings(url).toBuilder().upstreamMode(mode).backfillRepos(repos).maxBackfillRepos(max)
+                .build();
     }
 
     @Test

@@ -9,7 +9,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -64,10 +63,9 @@ class LargeRosterTest {
         String url = "http://127.0.0.1:" + server.getAddress().getPort();
         // every *.sim.test host is routed to the same local server (the dev host map)
         UnaryOperator<String> route = u -> URI.create(u).getHost().endsWith(".sim.test") ? url : u;
-        BackfillSettings d = BackfillFixture.settings(url);
-        BackfillSettings s = new BackfillSettings(url, BackfillSettings.UpstreamMode.RELAY, false, d.globalDownloads(),
-                d.hostWorkersMax(), ACTIVE, HOSTS, d.batchSize(), List.of(), 0, d.retryInterval(), d.retryWorkers(),
-                d.retryHostWorkers(), d.retryMaxDelay(), Duration.ofSeconds(30), d.hostRetryDelay(), Duration.ofSeconds(30));
+        BackfillSettings s = BackfillFixture.settings(url).toBuilder().upstreamMode(BackfillSettings.UpstreamMode.RELAY)
+                .maxActiveHosts(ACTIVE).maxHosts(HOSTS).checkpointInterval(Duration.ofSeconds(30))
+                .progressInterval(Duration.ofSeconds(30)).build();
         Path data = dir.resolve("data");
         IngestMetrics metrics = BackfillFixture.metrics();
         AtomicInteger peak = new AtomicInteger();

@@ -2,7 +2,6 @@ package jetstream.ingester.backfill;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.function.UnaryOperator;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
@@ -21,11 +20,8 @@ public final class RepoPassesChild {
         String pass = args[1];
         String upstream = args[2];
         IngestMetrics metrics = BackfillFixture.metrics();
-        BackfillSettings d = BackfillFixture.settings(upstream);
-        BackfillSettings s = new BackfillSettings(upstream, BackfillSettings.UpstreamMode.PDS, true, d.globalDownloads(),
-                d.hostWorkersMax(), d.maxActiveHosts(), d.maxHosts(), d.batchSize(), List.of(), 0, Duration.ofHours(1),
-                d.retryWorkers(), d.retryHostWorkers(), d.retryMaxDelay(), d.checkpointInterval(), d.hostRetryDelay(),
-                d.progressInterval());
+        BackfillSettings s = BackfillFixture.settings(upstream).toBuilder().upstreamMode(BackfillSettings.UpstreamMode.PDS)
+                .allowLoopback(true).retryInterval(Duration.ofHours(1)).build();
         UnaryOperator<String> route = UnaryOperator.identity();
         try (MetaStore store = MetaStore.open(data);
              SteadyWriter writer = BackfillFixture.openWriter(data, store, metrics)) {
