@@ -140,6 +140,7 @@ class ScaleCampaignTest {
             Set<String> sample = SampledFold.sample(sim.truth(), repos, sampleSize, 20);
             SampledFold.Result fold = SampledFold.compare(data, sim.truth(), sample);
             phases.print(disk);
+            printMergeSteps(log);
             System.out.printf("SCALE %d repos in %.0f s: %s; hosts %s; killed -9 in bootstrap and in %s; peak heap sampled"
                     + " %d MiB, pools' peak %d MiB (limit %s), peak RSS %d MiB; disk %.1f MiB; sample of %d DIDs: %d equal to"
                     + " ground truth, %d unavailable/failed %s, %d wrong %s%n", repos, secs(started), counts, hostStates,
@@ -169,6 +170,22 @@ class ScaleCampaignTest {
             Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
                     Long.toString(child.process.pid()), "JFR.dump", "filename=" + prefix + "-" + n + ".jfr").inheritIO().start();
             p.waitFor(120, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The ingester's log lines that time the merge's steps and the recoveries (where the merge's
+     * wall time went), each with the line before it when that is the timestamp line of JUL's format.
+     */
+    private static void printMergeSteps(Path log) throws java.io.IOException {
+        String prev = "";
+        for (String l : Files.readAllLines(log)) {
+            if (l.contains("merge:") || l.contains("pending retry pass") || l.contains("backfill recovery")
+                    || l.contains("discovery sweep") || l.contains("bootstrap:") || l.startsWith("INFO: phase ")
+                    || l.contains("] phase ")) {
+                System.out.println("SCALE log " + (prev.matches("^[A-Z][a-z]{2} \\d.*") ? prev + " | " : "") + l);
+            }
+            prev = l;
         }
     }
 
