@@ -39,7 +39,7 @@ public final class Simulator implements AutoCloseable {
     private final long[] windowStart;
     private final int[] windowCount;
     private final ExecutorService senders;
-    private final Thread ticker;
+    private final LivePacer pacer;
     private volatile boolean stopped;
 
     private Simulator(SimConfig cfg) throws IOException {
@@ -75,12 +75,8 @@ public final class Simulator implements AutoCloseable {
             warm.setDaemon(true);
             warm.setPriority(Thread.MIN_PRIORITY);
             warm.start();
-            ticker = new Thread(this::tick, "sim-ticker");
-            ticker.setDaemon(true);
-            ticker.start();
-        } else {
-            ticker = null;
         }
+        this.pacer = new LivePacer(world::advance, cfg.eventsPerSecond);
     }
 
     /** Builds the seeded world and starts serving it. */
@@ -148,6 +144,15 @@ public final class Simulator implements AutoCloseable {
         world.advance(n);
     }
 
+    /**
+     * Sets the live firehose's rate in events/s from now on (0 pauses it once the batch in progress,
+     * at most 1,000 events, is out; the count restarts, so a new rate brings no burst). Starts at
+     * {@code eventsPerSecond} of the config.
+     */
+    public void liveRate(double eventsPerSecond) {
+        pacer.rate(eventsPerSecond);
+    }
+
     /** The seq of the newest firehose event. */
     public long headSeq() {
         return firehose.head();
@@ -164,9 +169,7 @@ public final class Simulator implements AutoCloseable {
     @Override
     public void close() {
         stopped = true;
-        if (ticker != null) {
-            ticker.interrupt();
-        }
+        pacer.close();
         server.close();
         senders.shutdownNow();
     }
@@ -244,25 +247,6 @@ public final class Simulator implements AutoCloseable {
             }
         }
         return false;
-    }
-
-    private void tick() {
-        long start = System.nanoTime();
-        long produced = 0;
-        while (!stopped) {
-            long due = (long) ((System.nanoTime() - start) / 1e9 * cfg.eventsPerSecond);
-            int batch = (int) Math.min(due - produced, 1000);
-            if (batch > 0) {
-                world.advance(batch);
-                produced += batch;
-            } else {
-                try {
-                    Thread.sleep(5);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
     }
 
     // ---------------------------------------------------------------- routing
