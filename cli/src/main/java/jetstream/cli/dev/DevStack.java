@@ -188,7 +188,12 @@ public final class DevStack implements AutoCloseable {
     List<String> command(String name) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> c = new ArrayList<>(List.of(java, "-Xmx" + (name.equals("simulator") ? "768m" : "384m"),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+                "-XX:+UseSerialGC"));
+        if (!networkScale() || !(name.equals("simulator") || name.equals("ingester"))) {
+            // C1 only: a demo is up in seconds. A network-scale profile's bootstrap is CPU-bound for many minutes
+            // (CAR hashing and parsing, signing): there the simulator and the ingester get the optimising compiler
+            c.add("-XX:TieredStopAtLevel=1");
+        }
         switch (name) {
             case "simulator" -> {
                 c.addAll(List.of("-jar", simulatorJar(cfg.root()).toString(), "--port", Integer.toString(cfg.simPort())));
@@ -208,6 +213,17 @@ public final class DevStack implements AutoCloseable {
             default -> throw new IllegalArgumentException(name);
         }
         return c;
+    }
+
+    /** Whether the simulator runs a network-scale profile ({@code load}, {@code network}): minutes of bootstrap. */
+    boolean networkScale() {
+        List<String> a = cfg.simulatorArgs();
+        for (int i = 0; i + 1 < a.size(); i++) {
+            if (a.get(i).equals("--profile") && (a.get(i + 1).equals("load") || a.get(i + 1).equals("network"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     Map<String, String> environment(String name) {
