@@ -46,12 +46,16 @@ import jetstream.simulator.Simulator;
  *
  * <p>Run: {@code bench/run --main jetstream.bench.BootstrapHttpBench [repos] [rounds] [hosts]};
  * profile with {@code JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile}
- * (not passed to the child).
+ * (not passed to the child). The root log level is INFO, as Quarkus sets it for the packaged ingester;
+ * {@code -Djetstream.bench.logAll=true} keeps ALL, the JBoss log manager's level when nothing configures
+ * it (a plain JVM such as the scale campaign's child). The HTTP client reads the level when its classes
+ * initialise, so one run keeps one level.
  */
 public final class BootstrapHttpBench {
     private BootstrapHttpBench() {}
 
     public static void main(String[] args) throws Exception {
+        String logAll = System.getProperty("jetstream.bench.logAll", "false");
         int repos = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         int hosts = args.length > 2 ? Integer.parseInt(args[2]) : 16;
@@ -93,7 +97,12 @@ public final class BootstrapHttpBench {
             for (int r = 0; r <= rounds; r++) {
                 Path data = Files.createTempDirectory("bootstrap-http-data");
                 try {
-                    round(r == 0 ? "warm-up" : "round " + r, relay, route, data);
+                    // the packaged ingester's root level (Quarkus: INFO); unconfigured, the JBoss log manager's is
+                    // ALL and the JDK HTTP client then formats every internal debug message before dropping it
+                    boolean all = logAll.equals("true");
+                    org.jboss.logmanager.Logger.getLogger("").setLevel(all ? java.util.logging.Level.ALL
+                            : java.util.logging.Level.INFO);
+                    round((r == 0 ? "warm-up" : "round " + r) + (all ? " [root log level ALL]" : " [root log level info]"), relay, route, data);
                 } finally {
                     deleteTree(data);
                 }
