@@ -6,21 +6,16 @@ import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import jetstream.ingester.IngestMetrics;
@@ -31,7 +26,6 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
-import jetstream.simulator.Simulator;
 
 /**
  * The bootstrap's whole ingester path with nothing else on this JVM (issue 20 [L]): the real
@@ -190,40 +184,12 @@ public final class BootstrapHttpBench {
     /** Fetches every active repo of a {@code network}-profile simulator once into {@code <did>.car} files. */
     static void generate(Path dir, int accounts) throws Exception {
         deleteTree(dir);
-        Files.createDirectories(dir);
         SimConfig cfg = SimConfig.network();
         cfg.seed = 20;
         cfg.accounts = accounts;
         cfg.bigRepos = Math.max(1, accounts / 50_000);
         cfg.eventsPerSecond = 0;
-        HttpClient http = HttpClient.newHttpClient();
-        try (Simulator sim = Simulator.start(cfg)) {
-            Map<String, String> hostUrls = sim.hostMap();
-            ConcurrentLinkedQueue<String> todo = new ConcurrentLinkedQueue<>(sim.truth().dids());
-            List<Thread> ts = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                Thread th = new Thread(() -> {
-                    try {
-                        for (String did; (did = todo.poll()) != null; ) {
-                            String base = hostUrls.get(sim.truth().hostname(did));
-                            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(base
-                                    + "/xrpc/com.atproto.sync.getRepo?did=" + URLEncoder.encode(did, StandardCharsets.UTF_8)))
-                                    .GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-                            if (r.statusCode() == 200) {
-                                Files.write(dir.resolve(did.replace(':', '_') + ".car"), r.body());
-                            }
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
-                th.start();
-                ts.add(th);
-            }
-            for (Thread th : ts) {
-                th.join();
-            }
-        }
+        BootstrapBench.fetchCars(dir, cfg);
         Files.writeString(dir.resolve("DONE"), "");
     }
 
