@@ -187,8 +187,10 @@ public final class DevStack implements AutoCloseable {
 
     List<String> command(String name) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + (name.equals("simulator") ? "768m" : "384m"),
-                "-XX:+UseSerialGC"));
+        // a network-scale bootstrap holds up to JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES (512 MiB) of CARs in the
+        // ingester's heap (384m ran out of memory under --profile load); an OOM exits, so dev up reports it
+        String heap = name.equals("simulator") ? "768m" : name.equals("ingester") && networkScale() ? "1g" : "384m";
+        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"));
         if (!networkScale() || !(name.equals("simulator") || name.equals("ingester"))) {
             // C1 only: a demo is up in seconds. A network-scale profile's bootstrap is CPU-bound for many minutes
             // (CAR hashing and parsing, signing): there the simulator and the ingester get the optimising compiler

@@ -10,7 +10,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The JVM flags of the dev stack's processes: C1 only for a demo, the optimising compiler for a network-scale bootstrap. */
+/**
+ * The JVM flags of the dev stack's processes: C1 only and small heaps for a demo; for a network-scale
+ * bootstrap the optimising compiler and an ingester heap with room for the in-flight CAR budget.
+ */
 @Tag("unit")
 class DevStackJvmTest {
 
@@ -24,7 +27,9 @@ class DevStackJvmTest {
         assertFalse(s.networkScale());
         for (String name : List.of("ingester", "archive", "gateway-a")) {
             assertTrue(s.command(name).contains("-XX:TieredStopAtLevel=1"), name);
+            assertTrue(s.command(name).contains("-XX:+ExitOnOutOfMemoryError"), name);
         }
+        assertTrue(s.command("ingester").contains("-Xmx384m"));
     }
 
     @Test
@@ -33,6 +38,8 @@ class DevStackJvmTest {
             DevStack s = stack(dir, List.of("--profile", profile, "--accounts", "5000"));
             assertTrue(s.networkScale(), profile);
             assertFalse(s.command("ingester").contains("-XX:TieredStopAtLevel=1"), profile);
+            // room for the 512 MiB in-flight CAR budget (384m ran out of memory under --profile load)
+            assertTrue(s.command("ingester").contains("-Xmx1g"), profile);
             assertTrue(s.command("archive").contains("-XX:TieredStopAtLevel=1"), "the archive serves a demo's reads");
         }
     }
