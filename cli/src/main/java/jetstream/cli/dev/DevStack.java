@@ -189,7 +189,9 @@ public final class DevStack implements AutoCloseable {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // a network-scale bootstrap holds up to JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES (512 MiB) of CARs in the
         // ingester's heap (384m ran out of memory under --profile load); an OOM exits, so dev up reports it
-        String heap = name.equals("simulator") ? "768m" : name.equals("ingester") && networkScale() ? "1g" : "384m";
+        // and the load profile's simulator (replay buffer of 100,000 frames, 2,000 live writers) outgrew 768m in 12 min
+        String heap = name.equals("simulator") ? (networkScale() ? "2g" : "768m")
+                : name.equals("ingester") && networkScale() ? "1g" : "384m";
         List<String> c = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"));
         if (!networkScale() || !(name.equals("simulator") || name.equals("ingester"))) {
             // C1 only: a demo is up in seconds. A network-scale profile's bootstrap is CPU-bound for many minutes

@@ -30,6 +30,7 @@ class DevStackJvmTest {
             assertTrue(s.command(name).contains("-XX:+ExitOnOutOfMemoryError"), name);
         }
         assertTrue(s.command("ingester").contains("-Xmx384m"));
+        assertTrue(s.command("simulator").contains("-Xmx768m"));
     }
 
     @Test
@@ -40,6 +41,7 @@ class DevStackJvmTest {
             assertFalse(s.command("ingester").contains("-XX:TieredStopAtLevel=1"), profile);
             // room for the 512 MiB in-flight CAR budget (384m ran out of memory under --profile load)
             assertTrue(s.command("ingester").contains("-Xmx1g"), profile);
+            assertTrue(s.command("simulator").contains("-Xmx2g"), "768m ran out after 12 minutes of --profile load");
             assertTrue(s.command("archive").contains("-XX:TieredStopAtLevel=1"), "the archive serves a demo's reads");
         }
     }
