@@ -92,7 +92,6 @@ public final class BootstrapBench {
 
     /** Fetches every repo once from a simulator (load-like record counts) and writes {@code <did>.car} files. */
     static List<Path> generate(Path dir, int accounts) throws Exception {
-        Files.createDirectories(dir);
         SimConfig cfg = SimConfig.small();
         cfg.seed = 77;
         cfg.accounts = accounts;
@@ -102,7 +101,17 @@ public final class BootstrapBench {
         cfg.bigRepoRecords = 20_000;
         cfg.deactivatedFraction = 0;
         cfg.takendownFraction = 0;
+        fetchCars(dir, cfg);
         List<Path> out = new ArrayList<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            s.sorted().forEach(out::add);
+        }
+        return out;
+    }
+
+    /** Starts a simulator on {@code cfg} and writes every repo its getRepo serves to {@code dir/<did>.car} (4 threads). */
+    static void fetchCars(Path dir, SimConfig cfg) throws Exception {
+        Files.createDirectories(dir);
         HttpClient http = HttpClient.newHttpClient();
         try (Simulator sim = Simulator.start(cfg)) {
             List<String> dids = sim.truth().dids();
@@ -132,10 +141,6 @@ public final class BootstrapBench {
                 th.join();
             }
         }
-        try (Stream<Path> s = Files.list(dir)) {
-            s.sorted().forEach(out::add);
-        }
-        return out;
     }
 
     private static String did(Path car) {

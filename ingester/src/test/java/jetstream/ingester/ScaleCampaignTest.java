@@ -68,7 +68,8 @@ class ScaleCampaignTest {
         }
         long started = System.nanoTime();
         ScalePhases phases = new ScalePhases();
-        try (Simulator sim = Simulator.start(cfg); LiveTraffic live = new LiveTraffic(sim, tail)) {
+        try (Simulator sim = Simulator.start(cfg)) {
+            sim.liveRate(tail);
             StringJoiner hosts = new StringJoiner(",");
             sim.hostMap().forEach((h, u) -> hosts.add(h + "=" + u));
             String[] args = {data.toString(), sim.url(), hosts.toString()};
@@ -105,7 +106,7 @@ class ScaleCampaignTest {
                 } while (!"steady_state".equals(p.phase()));
                 System.out.printf("SCALE incarnation 3: steady state at %.0f s; %d/%d repos done%n", secs(started), p.done(),
                         p.total());
-                live.rate(steadyRate);
+                sim.liveRate(steadyRate);
                 long steadyStart = System.nanoTime();
                 long cursor0 = p.cursor();
                 long steadyEnd = steadyStart + (long) (steadyMinutes * 60e9);
@@ -113,7 +114,7 @@ class ScaleCampaignTest {
                     p = phases.next(third, deadline);
                 }
                 steadyEventsPerSecond = (p.cursor() - cursor0) / secs(steadyStart);
-                live.rate(0);
+                sim.liveRate(0);
                 long head = sim.headSeq();
                 // applied through the head, and no DID's events still held for a whole-repo replacement
                 while (p.cursor() < head || p.pendingResyncs() > 0) {
@@ -140,6 +141,7 @@ class ScaleCampaignTest {
             Set<String> sample = SampledFold.sample(sim.truth(), repos, sampleSize, 20);
             SampledFold.Result fold = SampledFold.compare(data, sim.truth(), sample);
             phases.print(disk);
+            printMergeSteps(log);
             System.out.printf("SCALE %d repos in %.0f s: %s; hosts %s; killed -9 in bootstrap and in %s; peak heap sampled"
                     + " %d MiB, pools' peak %d MiB (limit %s), peak RSS %d MiB; disk %.1f MiB; sample of %d DIDs: %d equal to"
                     + " ground truth, %d unavailable/failed %s, %d wrong %s%n", repos, secs(started), counts, hostStates,
@@ -172,6 +174,22 @@ class ScaleCampaignTest {
         }
     }
 
+    /**
+     * The ingester's log lines that time the merge's steps and the recoveries (where the merge's
+     * wall time went), each with the line before it when that is the timestamp line of JUL's format.
+     */
+    private static void printMergeSteps(Path log) throws java.io.IOException {
+        String prev = "";
+        for (String l : Files.readAllLines(log)) {
+            if (l.contains("merge:") || l.contains("pending retry pass") || l.contains("backfill recovery")
+                    || l.contains("discovery sweep") || l.contains("bootstrap:") || l.startsWith("INFO: phase ")
+                    || l.contains("] phase ")) {
+                System.out.println("SCALE log " + (prev.matches("^[A-Z][a-z]{2} \\d.*") ? prev + " | " : "") + l);
+            }
+            prev = l;
+        }
+    }
+
     private static List<String> head(List<String> l) {
         return l.subList(0, Math.min(5, l.size()));
     }
@@ -194,53 +212,6 @@ class ScaleCampaignTest {
             default -> 1;
         };
         return Long.parseLong(unit == 1 ? s : s.substring(0, s.length() - 1)) * unit;
-    }
-
-    /** The simulator's live firehose at a settable rate, driven from here (so it can be paused). */
-    static final class LiveTraffic implements AutoCloseable {
-        private final Thread thread;
-        private volatile double rate;
-        private volatile boolean changed;
-
-        LiveTraffic(Simulator sim, double rate) {
-            this.rate = rate;
-            thread = new Thread(() -> {
-                long start = System.nanoTime();
-                long produced = 0;
-                while (!Thread.currentThread().isInterrupted()) {
-                    if (changed) {
-                        changed = false;
-                        start = System.nanoTime();
-                        produced = 0;
-                    }
-                    long due = (long) ((System.nanoTime() - start) / 1e9 * this.rate);
-                    int batch = (int) Math.min(due - produced, 1000);
-                    if (batch > 0) {
-                        sim.advance(batch);
-                        produced += batch;
-                    } else {
-                        try {
-                            Thread.sleep(5);
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                    }
-                }
-            }, "scale-live-traffic");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        void rate(double eventsPerSecond) {
-            rate = eventsPerSecond;
-            changed = true;
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            thread.interrupt();
-            thread.join();
-        }
     }
 
     /** The test JVM's CPU time (the simulator's share of the box), in nanoseconds. */

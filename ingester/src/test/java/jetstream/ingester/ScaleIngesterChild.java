@@ -26,6 +26,7 @@ import jetstream.ingester.phase.RepoStatusRows;
  */
 public final class ScaleIngesterChild {
     public static void main(String[] args) throws Exception {
+        quietLogging();
         Path data = Path.of(args[0]);
         String sim = args[1];
         UnaryOperator<String> route = BootstrapChild.route(args[2]);
@@ -76,6 +77,17 @@ public final class ScaleIngesterChild {
         System.out.println("CLOSED " + peakHeap + " " + procStatus("VmHWM:"));
         System.out.flush();
         System.exit(0);
+    }
+
+    /**
+     * The root log level Quarkus gives the packaged ingester (INFO). Unconfigured, the JBoss log
+     * manager's root level in a plain JVM is ALL, so the JDK HTTP client's debug loggers
+     * ({@code jdk.internal.httpclient.debug}) report DEBUG enabled and format every internal
+     * message before the handler drops it: about half of the HTTP client threads' CPU time, and a
+     * quarter of this child's during the bootstrap (profiled with {@code BootstrapHttpBench}).
+     */
+    static void quietLogging() {
+        org.jboss.logmanager.Logger.getLogger("").setLevel(java.util.logging.Level.INFO);
     }
 
     /** DIDs whose live events wait for a whole-repo replacement (held: not in the archive yet); 0 before the live consumer. */

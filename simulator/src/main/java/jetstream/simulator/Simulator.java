@@ -31,7 +31,7 @@ public final class Simulator implements AutoCloseable {
     private final PdsEndpoints repos;
     private final DidDocuments dids;
     private final ExecutorService senders;
-    private final Thread ticker;
+    private final LivePacer pacer;
     private volatile boolean stopped;
 
     private Simulator(SimConfig cfg) throws IOException {
@@ -67,12 +67,8 @@ public final class Simulator implements AutoCloseable {
             warm.setDaemon(true);
             warm.setPriority(Thread.MIN_PRIORITY);
             warm.start();
-            ticker = new Thread(this::tick, "sim-ticker");
-            ticker.setDaemon(true);
-            ticker.start();
-        } else {
-            ticker = null;
         }
+        this.pacer = new LivePacer(world::advance, cfg.eventsPerSecond);
     }
 
     /** Builds the seeded world and starts serving it. */
@@ -127,6 +123,15 @@ public final class Simulator implements AutoCloseable {
         world.advance(n);
     }
 
+    /**
+     * Sets the live firehose's rate in events/s from now on (0 pauses it once the batch in progress,
+     * at most 1,000 events, is out; the count restarts, so a new rate brings no burst). Starts at
+     * {@code eventsPerSecond} of the config.
+     */
+    public void liveRate(double eventsPerSecond) {
+        pacer.rate(eventsPerSecond);
+    }
+
     /** The seq of the newest firehose event. */
     public long headSeq() {
         return firehose.head();
@@ -143,9 +148,7 @@ public final class Simulator implements AutoCloseable {
     @Override
     public void close() {
         stopped = true;
-        if (ticker != null) {
-            ticker.interrupt();
-        }
+        pacer.close();
         server.close();
         senders.shutdownNow();
     }
@@ -153,25 +156,6 @@ public final class Simulator implements AutoCloseable {
     /** Same as {@link #close()}. */
     public void stop() {
         close();
-    }
-
-    private void tick() {
-        long start = System.nanoTime();
-        long produced = 0;
-        while (!stopped) {
-            long due = (long) ((System.nanoTime() - start) / 1e9 * cfg.eventsPerSecond);
-            int batch = (int) Math.min(due - produced, 1000);
-            if (batch > 0) {
-                world.advance(batch);
-                produced += batch;
-            } else {
-                try {
-                    Thread.sleep(5);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
     }
 
     // ---------------------------------------------------------------- routing

@@ -13,6 +13,7 @@
  *     sim.hostUrl("pds-0.sim.test"); // http://127.0.0.1:<that host's own port>
  *     sim.hostMap();          // hostname -> URL for every host
  *     sim.advance(1000);      // produce the next 1000 firehose events now (deterministic)
+ *     sim.liveRate(2000);     // live firehose at 2,000 events/s from now on; 0 pauses it
  *     sim.headSeq();          // newest firehose seq
  *     GroundTruth t = sim.truth();
  *     t.dids(); t.status(did); t.handle(did); t.hostname(did); t.signingKey(did);
@@ -20,8 +21,8 @@
  *     t.record(did, path); t.rev(did); t.head(did); t.seq();
  * }                           // close() == stop()
  * }</pre>
- * With {@code eventsPerSecond = 0} (the small profile) events happen only on {@code advance};
- * otherwise a ticker produces them at that rate in addition.
+ * With {@code eventsPerSecond = 0} (the small profile) events happen only on {@code advance}
+ * until {@code liveRate} sets a rate; otherwise a pacer produces them at that rate in addition.
  *
  * <h2>Reaching the PDS hosts</h2>
  * Hosts are named {@code pds-<n>.sim.test} (the reserved {@code .test} TLD, so nothing resolves

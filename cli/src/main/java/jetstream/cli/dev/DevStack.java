@@ -187,8 +187,17 @@ public final class DevStack implements AutoCloseable {
 
     List<String> command(String name) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + (name.equals("simulator") ? "768m" : "384m"),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        // a network-scale bootstrap holds up to JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES (512 MiB) of CARs in the
+        // ingester's heap (384m ran out of memory under --profile load); an OOM exits, so dev up reports it
+        // and the load profile's simulator (replay buffer of 100,000 frames, 2,000 live writers) outgrew 768m in 12 min
+        String heap = name.equals("simulator") ? (networkScale() ? "2g" : "768m")
+                : name.equals("ingester") && networkScale() ? "1g" : "384m";
+        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"));
+        if (!networkScale() || !(name.equals("simulator") || name.equals("ingester"))) {
+            // C1 only: a demo is up in seconds. A network-scale profile's bootstrap is CPU-bound for many minutes
+            // (CAR hashing and parsing, signing): there the simulator and the ingester get the optimising compiler
+            c.add("-XX:TieredStopAtLevel=1");
+        }
         switch (name) {
             case "simulator" -> {
                 c.addAll(List.of("-jar", simulatorJar(cfg.root()).toString(), "--port", Integer.toString(cfg.simPort())));
@@ -208,6 +217,17 @@ public final class DevStack implements AutoCloseable {
             default -> throw new IllegalArgumentException(name);
         }
         return c;
+    }
+
+    /** Whether the simulator runs a network-scale profile ({@code load}, {@code network}): minutes of bootstrap. */
+    boolean networkScale() {
+        List<String> a = cfg.simulatorArgs();
+        for (int i = 0; i + 1 < a.size(); i++) {
+            if (a.get(i).equals("--profile") && (a.get(i + 1).equals("load") || a.get(i + 1).equals("network"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     Map<String, String> environment(String name) {

@@ -92,9 +92,10 @@ public final class BackfillEngine implements AutoCloseable {
         this.hostThreads = Executors.newFixedThreadPool(s.maxActiveHosts(), named("backfill-host"));
         this.roster = new Roster(s, store, writer, bm, upstream, policy, transport.xrpc, flags);
         this.cursors = new HostCursors(s, writer, bm, om, flags);
-        this.downloads = new RepoDownloads(transport.fetcher, writer, bm, tally, cursors, downloadPool, flags);
+        DiscoveryBacklog backlog = DiscoveryBacklog.of(s);
+        this.downloads = new RepoDownloads(transport.fetcher, writer, bm, tally, cursors, downloadPool, flags, backlog);
         this.crawler = new HostCrawler(s, store, bm, om, upstream, policy, transport.xrpc, tally, cursors, downloads,
-                flags);
+                flags, backlog);
         this.reporter = new ProgressReporter(s, store, writer, tally, roster, cursors, flags);
         bm.progress.set(this::progress);
     }

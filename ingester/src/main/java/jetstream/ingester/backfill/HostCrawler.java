@@ -29,12 +29,13 @@ final class HostCrawler {
     private final HostCursors cursors;
     private final RepoDownloads downloads;
     private final RunFlags flags;
+    private final DiscoveryBacklog backlog;
     /** Serialises first sightings across hosts, so a DID listed by two hosts is claimed once. */
     private final Object discoveryLock = new Object();
 
     HostCrawler(BackfillSettings settings, MetaStore store, BackfillMetrics bm, OrchestratorMetrics om, Upstream upstream,
                 HostnamePolicy policy, SyncCalls xrpc, BackfillTally tally, HostCursors cursors, RepoDownloads downloads,
-                RunFlags flags) {
+                RunFlags flags, DiscoveryBacklog backlog) {
         this.settings = settings;
         this.store = store;
         this.bm = bm;
@@ -46,6 +47,12 @@ final class HostCrawler {
         this.cursors = cursors;
         this.downloads = downloads;
         this.flags = flags;
+        this.backlog = backlog;
+    }
+
+    /** Repos asked for per listRepos page (also the unit of a host-cursor checkpoint). */
+    static int pageLimit(BackfillSettings s) {
+        return Math.max(1, Math.min(LIST_REPOS_LIMIT, s.batchSize()));
     }
 
     void crawl(HostRun h, BackfillEngine.Mode mode) throws InterruptedException {
@@ -146,13 +153,25 @@ final class HostCrawler {
                 return true;
             }
             cursors.waitParked(h);
-            SyncCalls.Answer a = xrpc.listRepos(h.base, cursor, Math.min(LIST_REPOS_LIMIT, settings.batchSize()));
+            int limit = pageLimit(settings);
+            // FULL mode: the page's repos become download jobs, counted against the fleet-wide backlog
+            int leased = 0;
+            if (mode == BackfillEngine.Mode.FULL) {
+                if (!backlog.acquire(limit, flags)) {
+                    return false;
+                }
+                leased = Math.min(limit, backlog.bound());
+            }
+            SyncCalls.Answer a = xrpc.listRepos(h.base, cursor, limit);
+            SyncCalls.RepoPage page = a.outcome() == SyncCalls.Outcome.OK ? SyncCalls.parseRepos(a.body()) : null;
+            if (page == null) {
+                backlog.release(leased);
+            }
             if (a.outcome() == SyncCalls.Outcome.RATE_LIMITED) {
                 bm.rateLimited.increment();
                 cursors.park(h, a.retryAfterMillis());
                 continue;
             }
-            SyncCalls.RepoPage page = a.outcome() == SyncCalls.Outcome.OK ? SyncCalls.parseRepos(a.body()) : null;
             if (page == null) {
                 if (!cursors.hostFailure(h, a.error() == null ? "malformed listRepos page" : a.error())) {
                     return false;
@@ -188,6 +207,11 @@ final class HostCrawler {
                 h.pages.add(p);
             }
             bm.hostEnumeratedRepos.increment(page.repos().size());
+            // the first `leased` jobs carry a permit (an upstream may answer more than the limit)
+            for (int i = 0; i < jobs.size() && i < leased; i++) {
+                jobs.get(i).leased = true;
+            }
+            backlog.release(leased - Math.min(leased, jobs.size()));
             cursors.pageSettled(h);
             for (HostRun.Job j : jobs) {
                 h.queue.addLast(j);

@@ -53,6 +53,8 @@ final class HostRun {
         final Page page;
         int attempts;
         int parks;
+        /** Holds a {@link DiscoveryBacklog} permit until terminal. */
+        boolean leased;
 
         Job(String did, Page page) {
             this.did = did;

@@ -25,9 +25,10 @@ final class RepoDownloads {
     private final HostCursors cursors;
     private final ExecutorService pool;
     private final RunFlags flags;
+    private final DiscoveryBacklog backlog;
 
     RepoDownloads(RepoFetcher fetcher, SteadyWriter writer, BackfillMetrics bm, BackfillTally tally, HostCursors cursors,
-                  ExecutorService pool, RunFlags flags) {
+                  ExecutorService pool, RunFlags flags, DiscoveryBacklog backlog) {
         this.fetcher = fetcher;
         this.writer = writer;
         this.bm = bm;
@@ -35,6 +36,7 @@ final class RepoDownloads {
         this.cursors = cursors;
         this.pool = pool;
         this.flags = flags;
+        this.backlog = backlog;
     }
 
     /** Dispatches queued and returned jobs until every job of the host is terminal. */
@@ -168,6 +170,10 @@ final class RepoDownloads {
     private void terminal(HostRun h, HostRun.Job j, RepoStatus.Status st) throws InterruptedException {
         tally.move(RepoStatus.Status.NOT_STARTED, st);
         tally.done();
+        if (j.leased) {
+            j.leased = false;
+            backlog.release(1);
+        }
         synchronized (h) {
             j.page.outstanding--;
         }

@@ -1,0 +1,204 @@
+package jetstream.bench;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import jetstream.ingester.IngestMetrics;
+import jetstream.ingester.backfill.BackfillEngine;
+import jetstream.ingester.backfill.BackfillSettings;
+import jetstream.ingester.store.MetaStore;
+import jetstream.ingester.writer.SteadyWriter;
+import jetstream.segment.io.SegmentIO;
+import jetstream.segment.io.SegmentWriter;
+import jetstream.simulator.SimConfig;
+
+/**
+ * The bootstrap's whole ingester path with nothing else on this JVM (issue 20 [L]): the real
+ * {@link BackfillEngine} (listHosts, listRepos crawl, getRepo over HTTP with the in-flight budget,
+ * CAR → rows, per-repo status rows, host cursors) and the archive {@link SteadyWriter} (blocks,
+ * zstd, fsync, synced RocksDB batches), against {@link CarHosts}: prebuilt CARs of the simulator's
+ * {@code network} profile (mean 30 records a repo) served from memory by a child process, so this
+ * process's CPU time is the ingester's alone. The CARs are fetched from the simulator once and kept
+ * in {@code <tmp>/bootstrap-http-cars-<repos>} for later runs. Each round is a fresh data directory;
+ * round 0 is the JIT's warm-up. Prints wall rate, process CPU per record (GC and JIT included), and
+ * the CPU of the engine's, the writer's and the HTTP client's threads.
+ *
+ * <p>Run: {@code bench/run --main jetstream.bench.BootstrapHttpBench [repos] [rounds] [hosts]};
+ * profile with {@code JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile}
+ * (not passed to the child). The root log level is INFO, as Quarkus sets it for the packaged ingester;
+ * {@code -Djetstream.bench.logAll=true} keeps ALL, the JBoss log manager's level when nothing configures
+ * it (a plain JVM such as the scale campaign's child). The HTTP client reads the level when its classes
+ * initialise, so one run keeps one level.
+ */
+public final class BootstrapHttpBench {
+    private BootstrapHttpBench() {}
+
+    public static void main(String[] args) throws Exception {
+        String logAll = System.getProperty("jetstream.bench.logAll", "false");
+        int repos = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        int hosts = args.length > 2 ? Integer.parseInt(args[2]) : 16;
+        Path cars = Path.of(System.getProperty("java.io.tmpdir"), "bootstrap-http-cars-" + repos);
+        if (!Files.isRegularFile(cars.resolve("DONE"))) {
+            generate(cars, repos);
+        }
+        long carBytes;
+        int carCount;
+        try (Stream<Path> s = Files.list(cars)) {
+            List<Path> l = s.filter(p -> p.toString().endsWith(".car")).toList();
+            carCount = l.size();
+            long b = 0;
+            for (Path p : l) {
+                b += Files.size(p);
+            }
+            carBytes = b;
+        }
+        String cp = System.getProperty("java.class.path");
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx4g", "-cp", cp, CarHosts.class.getName(), cars.toString(), Integer.toString(hosts));
+        pb.environment().remove("JAVA_TOOL_OPTIONS");
+        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+        Process server = pb.start();
+        try {
+            String[] ready = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))
+                    .readLine().split(" ");
+            String relay = "http://127.0.0.1:" + ready[1];
+            Map<String, String> routes = new HashMap<>();
+            for (int h = 0; h < hosts; h++) {
+                routes.put("pds-" + h + ".car.test", "http://127.0.0.1:" + ready[2 + h]);
+            }
+            UnaryOperator<String> route = url -> {
+                String mapped = routes.get(URI.create(url).getHost());
+                return mapped != null ? mapped : url;
+            };
+            System.out.printf("%,d repos served by %d hosts, %.1f MiB of CARs; %d cores%n", carCount, hosts,
+                    carBytes / 1048576.0, Runtime.getRuntime().availableProcessors());
+            for (int r = 0; r <= rounds; r++) {
+                Path data = Files.createTempDirectory("bootstrap-http-data");
+                try {
+                    // the packaged ingester's root level (Quarkus: INFO); unconfigured, the JBoss log manager's is
+                    // ALL and the JDK HTTP client then formats every internal debug message before dropping it
+                    boolean all = logAll.equals("true");
+                    org.jboss.logmanager.Logger.getLogger("").setLevel(all ? java.util.logging.Level.ALL
+                            : java.util.logging.Level.INFO);
+                    round((r == 0 ? "warm-up" : "round " + r) + (all ? " [root log level ALL]" : " [root log level info]"), relay, route, data);
+                } finally {
+                    deleteTree(data);
+                }
+            }
+        } finally {
+            server.getOutputStream().close();
+            server.destroy();
+        }
+    }
+
+    private static void round(String label, String relay, UnaryOperator<String> route, Path data) throws Exception {
+        // the scale campaign's settings: the reference's defaults with the download pools sized for 2 cores
+        BackfillSettings s = new BackfillSettings(relay, BackfillSettings.UpstreamMode.RELAY, false, 32, 8, 64, 50_000,
+                1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(30),
+                Duration.ofSeconds(5), Duration.ofSeconds(10));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IngestMetrics metrics = new IngestMetrics(registry);
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10))
+                .followRedirects(HttpClient.Redirect.NORMAL).build();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Map<Long, Long> before = threadCpu(threads);
+        long cpu0 = processCpu();
+        long t0 = System.nanoTime();
+        MetaStore store = MetaStore.open(data);
+        SteadyWriter writer = SteadyWriter.open(data, store, SegmentWriter.Config.defaults(), SegmentIO.PRODUCTION,
+                SegmentWriter.Config.defaults().maxEventsPerBlock(), 64L << 20, () -> { }, metrics, t -> {
+                    throw new IllegalStateException("writer failed", t);
+                });
+        BackfillEngine engine = new BackfillEngine(s, http, store, writer, metrics, route);
+        Map<String, Long> byGroup;
+        long records;
+        long repos;
+        try {
+            engine.run(BackfillEngine.Mode.FULL);
+            writer.close();
+            byGroup = groups(threads, before);
+            records = (long) registry.get("jetstream_backfill_records_total").counter().count();
+            repos = engine.progress().reposDone();
+        } finally {
+            engine.close();
+            store.close();
+        }
+        long wall = System.nanoTime() - t0;
+        long cpu = processCpu() - cpu0;
+        StringBuilder g = new StringBuilder();
+        byGroup.forEach((k, v) -> g.append(String.format(" %s %.2f", k, v / 1e3 / records)));
+        System.out.printf("%-8s %,d repos, %,d records in %.1f s: %,.0f records/s; process CPU %.1f s = %.2f us/record"
+                        + " (%,.0f records per CPU-second); by thread, us/record:%s%n", label, repos, records, wall / 1e9,
+                records / (wall / 1e9), cpu / 1e9, cpu / 1e3 / records, records / (cpu / 1e9), g);
+    }
+
+    private static Map<Long, Long> threadCpu(ThreadMXBean mx) {
+        Map<Long, Long> m = new HashMap<>();
+        for (long id : mx.getAllThreadIds()) {
+            long c = mx.getThreadCpuTime(id);
+            if (c >= 0) {
+                m.put(id, c);
+            }
+        }
+        return m;
+    }
+
+    /** CPU since {@code before} of the threads alive now, by name with its number stripped. */
+    private static Map<String, Long> groups(ThreadMXBean mx, Map<Long, Long> before) {
+        Map<String, Long> out = new TreeMap<>();
+        for (java.lang.management.ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (ti == null) {
+                continue;
+            }
+            long c = mx.getThreadCpuTime(ti.getThreadId());
+            if (c < 0) {
+                continue;
+            }
+            String name = ti.getThreadName().replaceAll("[-#]?\\d+$", "").replaceAll("-\\d+-", "-");
+            out.merge(name, c - before.getOrDefault(ti.getThreadId(), 0L), Long::sum);
+        }
+        out.values().removeIf(v -> v < 50_000_000L);
+        return out;
+    }
+
+    private static long processCpu() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Fetches every active repo of a {@code network}-profile simulator once into {@code <did>.car} files. */
+    static void generate(Path dir, int accounts) throws Exception {
+        deleteTree(dir);
+        SimConfig cfg = SimConfig.network();
+        cfg.seed = 20;
+        cfg.accounts = accounts;
+        cfg.bigRepos = Math.max(1, accounts / 50_000);
+        cfg.eventsPerSecond = 0;
+        BootstrapBench.fetchCars(dir, cfg);
+        Files.writeString(dir.resolve("DONE"), "");
+    }
+
+    private static void deleteTree(Path dir) throws java.io.IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}
