@@ -18,8 +18,9 @@ import io.netty.util.concurrent.ScheduledFuture;
  *
  * <p>It sits first in the channel, where it sees raw bytes, and puts a {@link HeadWatch} right after Vert.x's
  * HTTP/1 decoder, which reports each decoded request head and request end. When a request's bytes arrive and the
- * decoder is gone (the WebSocket handshake replaced it), both leave the pipeline. A connection without that decoder
- * when it opens (not HTTP/1, e.g. h2c detection still pending) is left alone rather than guessed at.
+ * decoder is gone (the WebSocket handshake replaced it), the watch leaves and this handler only passes bytes on. A
+ * connection without that decoder when it opens (not HTTP/1, e.g. h2c detection still pending) is left alone
+ * rather than guessed at.
  */
 final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     static final String NAME = "jetstream-header-deadline";
@@ -31,6 +32,8 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     private ScheduledFuture<?> timer;
     /** The previous request ended: the next byte read starts a new head, and the clock. */
     private boolean betweenRequests;
+    /** The connection left HTTP/1 (upgraded): nothing more to time. */
+    private boolean retired;
 
     HeaderDeadline(long timeoutNanos) {
         this.timeoutNanos = timeoutNanos;
@@ -50,14 +53,13 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (betweenRequests && msg instanceof ByteBuf buf && buf.isReadable()) {
+        if (betweenRequests && !retired && msg instanceof ByteBuf buf && buf.isReadable()) {
             betweenRequests = false;
             if (ctx.pipeline().get(DECODER) == null) {
-                ctx.fireChannelRead(msg);
-                leave(ctx);
-                return;
+                retire(ctx);
+            } else {
+                arm(ctx);
             }
-            arm(ctx);
         }
         ctx.fireChannelRead(msg);
     }
@@ -88,12 +90,15 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void leave(ChannelHandlerContext ctx) {
+    /**
+     * Stops for good but stays in the pipeline: the gateway writes subscriber frames from the pipeline's first
+     * context (ChannelSink), which may be this handler's.
+     */
+    private void retire(ChannelHandlerContext ctx) {
+        retired = true;
+        disarm();
         if (watch != null && ctx.pipeline().context(watch) != null) {
             ctx.pipeline().remove(watch);
-        }
-        if (ctx.pipeline().context(this) != null) {
-            ctx.pipeline().remove(this);
         }
     }
 
