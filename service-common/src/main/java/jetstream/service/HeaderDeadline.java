@@ -32,8 +32,6 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     private ScheduledFuture<?> timer;
     /** The previous request ended: the next byte read starts a new head, and the clock. */
     private boolean betweenRequests;
-    /** The connection left HTTP/1 (upgraded): nothing more to time. */
-    private boolean retired;
 
     HeaderDeadline(long timeoutNanos) {
         this.timeoutNanos = timeoutNanos;
@@ -53,7 +51,7 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (betweenRequests && !retired && msg instanceof ByteBuf buf && buf.isReadable()) {
+        if (betweenRequests && msg instanceof ByteBuf buf && buf.isReadable()) {
             betweenRequests = false;
             if (ctx.pipeline().get(DECODER) == null) {
                 retire(ctx);
@@ -91,11 +89,10 @@ final class HeaderDeadline extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Stops for good but stays in the pipeline: the gateway writes subscriber frames from the pipeline's first
-     * context (ChannelSink), which may be this handler's.
+     * Stops for good (without the watch no request end restarts the clock) but stays in the pipeline: the gateway
+     * writes subscriber frames from the pipeline's first context (ChannelSink), which may be this handler's.
      */
     private void retire(ChannelHandlerContext ctx) {
-        retired = true;
         disarm();
         if (watch != null && ctx.pipeline().context(watch) != null) {
             ctx.pipeline().remove(watch);

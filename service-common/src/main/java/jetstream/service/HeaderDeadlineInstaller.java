@@ -30,8 +30,8 @@ import io.vertx.core.net.impl.TCPServerBase;
 /**
  * Puts a {@link HeaderDeadline} on every connection of the public listener (not the management interface). Neither
  * Quarkus 3.33 nor Vert.x 4.5 has a request-header deadline or a hook that sees a connection before its first
- * request (HttpServerOptionsCustomizer only sets options; the one connection handler is Quarkus' own
- * max-connections counter), so once the listener is bound this adds an accept handler to its Netty server channel,
+ * request (HttpServerOptionsCustomizer only sets options; Quarkus never hands out the Vert.x HttpServer, whose
+ * connection handler it sets only for its max-connections counter), so once the listener is bound this adds an accept handler to its Netty server channel,
  * which puts the deadline first in each accepted channel. The server channel is the one private field read here
  * ({@code TCPServerBase.bindFuture}); if a Vert.x upgrade renames it the service stops (exit 1) rather than run
  * without the deadline. Connections accepted before the bind event is observed (the first milliseconds) have none.
