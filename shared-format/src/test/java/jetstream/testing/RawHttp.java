@@ -72,6 +72,17 @@ public final class RawHttp implements Closeable {
         throw new AssertionError("connection still open " + bound.toSeconds() + " s after it opened");
     }
 
+    /**
+     * Trickles {@code head} and fails unless the server closes the connection at the services' request-header
+     * deadline (10 s, the reference's {@code ReadHeaderTimeout}; 9–16 s allows for a loaded machine).
+     */
+    public void assertClosedAtHeaderDeadline(String head) throws IOException {
+        double s = trickleUntilClosed(head, Duration.ofSeconds(25));
+        if (!(s > 9 && s < 16)) {
+            throw new AssertionError("closed " + s + " s after the trickle began, not at the 10 s header deadline");
+        }
+    }
+
     /** Reads one response (body by Content-Length or chunked, none otherwise) and returns its status. */
     public int response() throws IOException {
         socket.setSoTimeout(15_000);
