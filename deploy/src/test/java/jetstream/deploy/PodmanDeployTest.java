@@ -31,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * (the simulator's getRepo trickles) where the chart's `helm test` pod must pass on its bootstrap
  * branch; then deploy/podman/up in steady state with the pods KubePlay renders, and through the nginx front door: a v1 and a v2 subscriber receive events,
  * planSnapshot + getSegment download a sealed segment (the second download a CDN HIT), the ingester
- * container killed with SIGKILL is restarted by podman and both streams continue. Timings are printed.
+ * container killed with SIGKILL is restarted by podman and both streams continue; every public listener closes a
+ * connection trickling its request head at the 10 s header deadline. Timings are printed.
  * {@code -Djetstream.deploy.skipBuild=true} reuses the images already in the local storage.
  */
 @Tag("deploy")
@@ -85,6 +86,17 @@ class PodmanDeployTest {
             }
         }
 
+        // every public listener closes a connection that trickles its request head at the 10 s header deadline
+        List<java.util.concurrent.CompletableFuture<Double>> trickles = new ArrayList<>();
+        for (int publicPort : new int[] {KubePlay.INGESTER, KubePlay.ARCHIVE, KubePlay.GATEWAY}) {
+            URI u = URI.create(k.url(publicPort));
+            trickles.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> closedAfterTrickle(u.getPort())));
+        }
+        for (int i = 0; i < trickles.size(); i++) {
+            double s = trickles.get(i).get(40, TimeUnit.SECONDS);
+            assertTrue(s > 9 && s < 16, "public listener " + i + ": a trickled head closed after " + s + " s");
+        }
+
         Subscriber v1 = Subscriber.open("ws://127.0.0.1:" + FRONT + "/subscribe");
         Subscriber v2 = Subscriber.open("ws://127.0.0.1:" + FRONT + "/xrpc/network.bsky.jetstream.subscribeEvents");
         await("v1 and v2 events through the front door", 90, () -> v1.count() >= 5 && v2.count() >= 5);
@@ -130,6 +142,33 @@ class PodmanDeployTest {
         System.out.printf("PodmanDeployTest: build %.0f s, bootstrap-phase helm test %.0f s, up %.0f s, ingester SIGKILL to ready %.0f s,"
                 + " total %.0f s (load %s)%n", secs(built - t0), secs(bootChecked - built), secs(ready - bootChecked),
                 secs(restarted - killed), secs(System.nanoTime() - t0), loadAverage());
+    }
+
+    /**
+     * Seconds until the listener on {@code port} closes a connection that sends its request line one byte per
+     * second (slowloris); 30 if it never does.
+     */
+    private static double closedAfterTrickle(int port) {
+        byte[] line = ("GET /?" + "a".repeat(40)).getBytes(StandardCharsets.US_ASCII);
+        long t0 = System.nanoTime();
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(1000);
+            for (int i = 0; secs(System.nanoTime() - t0) < 30; i++) {
+                try {
+                    if (i < line.length) {
+                        s.getOutputStream().write(line[i]);
+                    }
+                    if (s.getInputStream().read() < 0) {
+                        return secs(System.nanoTime() - t0);
+                    }
+                } catch (java.net.SocketTimeoutException e) {
+                    // still open: next byte
+                }
+            }
+            return 30;
+        } catch (IOException e) {
+            return secs(System.nanoTime() - t0);
+        }
     }
 
     /** Writes the rendered pods and their probes, then deploy/podman/up (which removes a previous deployment first). */
