@@ -55,40 +55,6 @@ class Secp256k1VerifierTest {
     }
 
     @Test
-    void fieldArithmeticMatchesBigInteger() {
-        Random rnd = new Random(5);
-        BigInteger p = Secp256k1Field.P;
-        BigInteger[] edge = {BigInteger.ZERO, BigInteger.ONE, p.subtract(BigInteger.ONE), p.subtract(BigInteger.TWO),
-            BigInteger.ONE.shiftLeft(255), BigInteger.ONE.shiftLeft(32).add(BigInteger.valueOf(977))};
-        for (int i = 0; i < 20_000; i++) {
-            BigInteger a = i < edge.length * edge.length ? edge[i % edge.length] : new BigInteger(256, rnd).mod(p);
-            BigInteger b = i < edge.length * edge.length ? edge[i / edge.length] : new BigInteger(256, rnd).mod(p);
-            long[] la = Secp256k1Field.fromBigInteger(a);
-            long[] lb = Secp256k1Field.fromBigInteger(b);
-            long[] r = new long[10];
-            Secp256k1Field.mul(la, lb, r);
-            assertEquals(a.multiply(b).mod(p), Secp256k1Field.toBigInteger(r));
-            Secp256k1Field.sqr(la, r);
-            assertEquals(a.multiply(a).mod(p), Secp256k1Field.toBigInteger(r));
-            // chained without full reduction, as the point formulas use them
-            Secp256k1Field.sub(la, lb, r);
-            Secp256k1Field.add(r, r, r);
-            Secp256k1Field.mul(r, r, r);
-            Secp256k1Field.mulSmall(r, 8, r);
-            assertEquals(a.subtract(b).shiftLeft(1).pow(2).shiftLeft(3).mod(p), Secp256k1Field.toBigInteger(r));
-            Secp256k1Field.negate(la, r);
-            assertEquals(a.negate().mod(p), Secp256k1Field.toBigInteger(r));
-            assertEquals(a.equals(b), Secp256k1Field.isZero(sub(la, lb)));
-        }
-    }
-
-    private static long[] sub(long[] a, long[] b) {
-        long[] r = new long[10];
-        Secp256k1Field.sub(a, b, r);
-        return r;
-    }
-
-    @Test
     void wnafDigitsRecomposeTheScalar() {
         Random rnd = new Random(6);
         for (int i = 0; i < 2_000; i++) {
