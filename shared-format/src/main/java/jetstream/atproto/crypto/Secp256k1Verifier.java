@@ -30,10 +30,13 @@ final class Secp256k1Verifier {
     /** Unchunked: every digit in chunk 0, one doubling per bit. */
     private static final int WHOLE = 1 << 16;
     /**
-     * Direct-mapped key-table cache; an entry holds at most CHUNKS × Q_TABLE points of 10 long limbs
+     * Key-table cache (4-way set-associative, see {@link #keyTable}); an entry holds at most CHUNKS × Q_TABLE points of 10 long limbs
      * (~3.3 KiB with array headers), so 4096 slots stay under ~14 MiB.
      */
     private static final int CACHE_SLOTS = 4096;
+    private static final int WAYS = 4;
+    /** log2 of the number of sets (CACHE_SLOTS / WAYS). */
+    private static final int SET_BITS = 10;
 
     private static final BigInteger N;
     private static final GLVEndomorphism ENDO;
@@ -270,19 +273,47 @@ final class Secp256k1Verifier {
         return (int) (v & ((1L << count) - 1));
     }
 
-    private static KeyTable keyTable(ECPoint q, byte[] encoded) {
-        int slot = (Arrays.hashCode(encoded) & 0x7fffffff) % CACHE_SLOTS;
-        KeyTable cached = CACHE.get(slot);
-        KeyTable built;
-        if (cached != null && Arrays.equals(cached.key, encoded)) {
-            if (cached.chunkBits == CHUNK_BITS) {
-                return cached;
+    /** The cache set of an encoded key. */
+    static int cacheSet(byte[] encoded) {
+        return (Arrays.hashCode(encoded) * 0x9E3779B9) >>> (32 - SET_BITS);
+    }
+
+    /** Whether the key's chunked tables are cached (for tests). */
+    static boolean chunkedInCache(byte[] encoded) {
+        int base = cacheSet(encoded) * WAYS;
+        for (int way = 0; way < WAYS; way++) {
+            KeyTable cached = CACHE.get(base + way);
+            if (cached != null && Arrays.equals(cached.key, encoded)) {
+                return cached.chunkBits == CHUNK_BITS;
             }
-            built = new KeyTable(encoded, CHUNK_BITS, chunkTables(q, Q_TABLE, CHUNKS));
-        } else {
-            built = new KeyTable(encoded, WHOLE, chunkTables(q, Q_TABLE, 1));
         }
-        CACHE.set(slot, built);
+        return false;
+    }
+
+    /**
+     * The key's tables from the cache, built (and cached) when missing or unchunked. The cache is 4-way
+     * set-associative: a direct-mapped one left ~1 key in 5 sharing its slot with another at 1,000 keys
+     * in 4,096 slots, and two such keys evicted each other on every verification. A new key enters its
+     * set's first way, the others move down one and the last leaves (first in, first out).
+     */
+    private static KeyTable keyTable(ECPoint q, byte[] encoded) {
+        int base = cacheSet(encoded) * WAYS;
+        for (int way = 0; way < WAYS; way++) {
+            KeyTable cached = CACHE.get(base + way);
+            if (cached != null && Arrays.equals(cached.key, encoded)) {
+                if (cached.chunkBits == CHUNK_BITS) {
+                    return cached;
+                }
+                KeyTable built = new KeyTable(encoded, CHUNK_BITS, chunkTables(q, Q_TABLE, CHUNKS));
+                CACHE.set(base + way, built);
+                return built;
+            }
+        }
+        KeyTable built = new KeyTable(encoded, WHOLE, chunkTables(q, Q_TABLE, 1));
+        for (int way = WAYS - 1; way > 0; way--) {
+            CACHE.set(base + way, CACHE.get(base + way - 1));
+        }
+        CACHE.set(base, built);
         return built;
     }
 

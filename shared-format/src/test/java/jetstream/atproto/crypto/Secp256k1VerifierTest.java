@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.bouncycastle.math.ec.ECPoint;
 import org.junit.jupiter.api.Tag;
@@ -172,6 +174,41 @@ class Secp256k1VerifierTest {
             assertEquals(before + 1, accepted, "the r + n signature is valid");
             same(key, bytes32(e), x, s); // r itself at or above n: rejected
             same(key, bytes32(e), r.add(BigInteger.ONE), s);
+        }
+    }
+
+    /**
+     * Keys that share a cache set all keep their chunked tables (a direct-mapped cache made two such keys
+     * evict each other on every verification), and a fifth key in the set evicts only the first in.
+     */
+    @Test
+    void keysSharingACacheSetKeepTheirTables() {
+        Random rnd = new Random(12);
+        List<PrivateKey> same = new ArrayList<>();
+        int set = -1;
+        while (same.size() < 5) {
+            PrivateKey k = PrivateKey.fromBytes(K, bytes32(new BigInteger(250, rnd).add(BigInteger.ONE)));
+            int s = Secp256k1Verifier.cacheSet(k.publicKey().compressed());
+            if (set < 0) {
+                set = s;
+            }
+            if (s == set) {
+                same.add(k);
+            }
+        }
+        byte[] msg = {4, 5, 6};
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < 4; i++) {
+                assertTrue(same.get(i).publicKey().verify(msg, same.get(i).sign(msg)));
+            }
+        }
+        for (int i = 0; i < 4; i++) {
+            assertTrue(Secp256k1Verifier.chunkedInCache(same.get(i).publicKey().compressed()), "key " + i);
+        }
+        assertTrue(same.get(4).publicKey().verify(msg, same.get(4).sign(msg)));
+        assertFalse(Secp256k1Verifier.chunkedInCache(same.get(0).publicKey().compressed()), "first in leaves");
+        for (int i = 1; i < 4; i++) {
+            assertTrue(Secp256k1Verifier.chunkedInCache(same.get(i).publicKey().compressed()), "key " + i + " stays");
         }
     }
 
