@@ -202,21 +202,13 @@ final class Secp256k1Field {
     }
 
     /**
-     * Whether a (limbs below 2^62) is 0 mod p. After a weak normalisation the value is below 2p, and its
-     * limbs are its unique base-2^52 digits, so it is 0 mod p only as 0 or exactly p's digits.
+     * Whether a (limbs below 2^62) is 0 mod p; a is weakly normalised in place (same value, magnitude 1).
+     * The value is then below 2p and its limbs 0..3 are its base-2^52 digits, so it is 0 mod p only as 0
+     * or exactly p's digits.
      */
     static boolean isZero(long[] a) {
-        long t4 = a[4];
-        long t0 = a[0] + (t4 >>> 48) * C;
-        t4 &= M48;
-        long t1 = a[1] + (t0 >>> 52);
-        t0 &= M52;
-        long t2 = a[2] + (t1 >>> 52);
-        t1 &= M52;
-        long t3 = a[3] + (t2 >>> 52);
-        t2 &= M52;
-        t4 += t3 >>> 52;
-        t3 &= M52;
+        normalizeWeak(a, a);
+        long t0 = a[0], t1 = a[1], t2 = a[2], t3 = a[3], t4 = a[4];
         return (t0 | t1 | t2 | t3 | t4) == 0 || (t0 == P0 && t1 == M52 && t2 == M52 && t3 == M52 && t4 == M48);
     }
 

@@ -128,7 +128,10 @@ class Secp256k1FieldTest {
                 assertEquals(va, value(r), "normalize gives the reduced value");
                 assertTrue(r[0] <= M52 && r[1] <= M52 && r[2] <= M52 && r[3] <= M52 && r[4] <= M48);
                 assertEquals(va, Secp256k1Field.toBigInteger(a));
-                assertEquals(va.signum() == 0, Secp256k1Field.isZero(a), () -> "isZero " + value(a).toString(16));
+                String hex = value(a).toString(16);
+                assertEquals(va.signum() == 0, Secp256k1Field.isZero(a), () -> "isZero " + hex);
+                assertEquals(va, value(a).mod(P), "isZero keeps the value");
+                assertMagnitude(a, 1, "isZero");
             }
         }
     }
