@@ -34,6 +34,7 @@ import jetstream.atproto.sync.Commit;
 import jetstream.atproto.sync.CommitVerifier;
 import jetstream.atproto.sync.RepoOp;
 import jetstream.atproto.sync.VerifyResult;
+import jetstream.bench.baseline.Secp256k1Verifier26;
 import org.bouncycastle.crypto.params.ECPublicKeyParameters;
 import org.bouncycastle.crypto.signers.ECDSASigner;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -48,7 +49,9 @@ import org.openjdk.jmh.annotations.State;
  * Commit verification on the first {@code #commit} of the production relay corpus (a secp256k1
  * account): the signature alone, the whole Sync 1.1 check (CAR parse, signature, MST inversion), and
  * the floor, SHA-256 of the signed bytes. {@code signatureSecp256k1BouncyCastle} is the verifier the
- * project used before its own secp256k1 arithmetic (same key, same signature), for the old/new ratio.
+ * project used before its own secp256k1 arithmetic and {@code signatureSecp256k1Baseline26} its first
+ * own arithmetic (26-bit limbs, frozen in {@code jetstream.bench.baseline}), same key and signature, for
+ * the old/new ratios. {@link VerifyCpu} runs the same methods alternately under thread CPU time.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -127,7 +130,8 @@ public class VerifyBench {
         if (!signatureP256SunEcChecked() || !signatureP256BouncyCastle()) {
             throw new IllegalStateException("benchmark P-256 signature does not verify");
         }
-        if (key == null || !commit.verifySignature(key) || !verifyEvent().ok() || !signatureSecp256k1BouncyCastle()) {
+        if (key == null || !commit.verifySignature(key) || !verifyEvent().ok() || !signatureSecp256k1BouncyCastle()
+                || !signatureSecp256k1Baseline26()) {
             throw new IllegalStateException("benchmark commit does not verify");
         }
     }
@@ -146,6 +150,15 @@ public class VerifyBench {
         BigInteger r = new BigInteger(1, Arrays.copyOfRange(sig, 0, 32));
         BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
         return signer.verifySignature(Sha256.digest(commit.unsigned()), r, s);
+    }
+
+    /** The previous own verifier (10×26-bit limbs), kept in the bench module for the old/new pair. */
+    @Benchmark
+    public boolean signatureSecp256k1Baseline26() {
+        byte[] sig = commit.sig();
+        BigInteger r = new BigInteger(1, Arrays.copyOfRange(sig, 0, 32));
+        BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
+        return Secp256k1Verifier26.verify(bcKey.getQ(), key.compressed(), Sha256.digest(commit.unsigned()), r, s);
     }
 
     /**

@@ -12,8 +12,9 @@ import org.bouncycastle.util.BigIntegers;
 /**
  * secp256k1 ECDSA verification, accepting exactly what BouncyCastle's {@code ECDSASigner} accepts (the
  * differential test holds it to that): u1·G + u2·Q by Shamir's trick over the GLV split of both scalars
- * (four ~128-bit wNAF scalars), mixed additions against affine tables, on the hand-written field
- * arithmetic of {@link Secp256k1Field}. The doublings, half the work of a plain Shamir ladder, are cut
+ * (four ~128-bit wNAF scalars), mixed additions against affine tables, on the 5×52-bit field arithmetic
+ * of {@link Secp256k1Field} (magnitudes tracked in the formulas: the accumulator's X, Y, Z stay at
+ * magnitude at most 5, 3 and 1 between operations). The doublings, half the work of a plain Shamir ladder, are cut
  * four-fold by splitting every scalar into {@value #CHUNKS} chunks of {@value #CHUNK_BITS} bits with a
  * table per chunk (of P, 2^32·P, 2^64·P, ...): static for G, and for a key built on its second
  * verification and kept in a cache bounded by bytes (a key seen once pays only a one-chunk table).
@@ -29,17 +30,23 @@ final class Secp256k1Verifier {
     /** Unchunked: every digit in chunk 0, one doubling per bit. */
     private static final int WHOLE = 1 << 16;
     /**
-     * Direct-mapped key-table cache; an entry holds at most CHUNKS × Q_TABLE points of 20 int limbs
-     * (~4 KiB with array headers), so 4096 slots stay under ~16 MiB.
+     * Key-table cache (4-way set-associative, see {@link #keyTable}); an entry holds at most CHUNKS × Q_TABLE points of 10 long limbs
+     * (~3.3 KiB with array headers), so 4096 slots stay under ~14 MiB.
      */
     private static final int CACHE_SLOTS = 4096;
+    private static final int WAYS = 4;
+    /** log2 of the number of sets (CACHE_SLOTS / WAYS). */
+    private static final int SET_BITS = 10;
 
     private static final BigInteger N;
     private static final GLVEndomorphism ENDO;
     private static final long[] BETA;
-    /** Per chunk j, odd multiples 1, 3, ... of 2^(32j)·G and of its λ image (x times β), affine. */
-    private static final int[][][] G_TABLES;
-    private static final int[][][] G_LAMBDA_TABLES;
+    /**
+     * Per chunk j, odd multiples 1, 3, ... of 2^(32j)·G and of its λ image (x times β), affine and fully
+     * reduced, entry i at [10i, 10i + 10): x limbs then y limbs.
+     */
+    private static final long[][] G_TABLES;
+    private static final long[][] G_LAMBDA_TABLES;
     private static final AtomicReferenceArray<KeyTable> CACHE = new AtomicReferenceArray<>(CACHE_SLOTS);
 
     static {
@@ -51,7 +58,7 @@ final class Secp256k1Verifier {
         BigInteger gx = g.getAffineXCoord().toBigInteger();
         BETA = Secp256k1Field.fromBigInteger(mapped.getAffineXCoord().toBigInteger().multiply(gx.modInverse(Secp256k1Field.P)));
         G_TABLES = chunkTables(g, 1 << (G_WIDTH - 2), CHUNKS);
-        G_LAMBDA_TABLES = new int[CHUNKS][][];
+        G_LAMBDA_TABLES = new long[CHUNKS][];
         for (int j = 0; j < CHUNKS; j++) {
             G_LAMBDA_TABLES[j] = lambdaTable(G_TABLES[j]);
         }
@@ -61,12 +68,12 @@ final class Secp256k1Verifier {
      * One key's tables ({@code tables[j]}: odd multiples of 2^(chunkBits·j)·Q) and the encoded key they
      * were built from; a key's first entry has a single unchunked table.
      */
-    private record KeyTable(byte[] key, int chunkBits, int[][][] tables) {}
+    private record KeyTable(byte[] key, int chunkBits, long[][] tables) {}
 
-    // accumulator (Jacobian) and temporaries of the point formulas
-    private final long[] x = new long[10], y = new long[10], z = new long[10];
-    private final long[] t1 = new long[10], t2 = new long[10], t3 = new long[10], t4 = new long[10], t5 = new long[10];
-    private final long[] t6 = new long[10], t7 = new long[10];
+    // accumulator (Jacobian), the affine point being added, and temporaries of the point formulas
+    private final long[] x = new long[5], y = new long[5], z = new long[5];
+    private final long[] px = new long[5], py = new long[5];
+    private final long[] t1 = new long[5], t2 = new long[5], t3 = new long[5], t4 = new long[5];
     private boolean infinity;
 
     private Secp256k1Verifier() {}
@@ -118,100 +125,108 @@ final class Secp256k1Verifier {
         }
         // x(R) mod n == r without an inversion: X == r'·Z^2 for r' = r or r + n (when below p)
         Secp256k1Field.sqr(z, t1);
-        BigInteger x0 = Secp256k1Field.toBigInteger(x);
-        BigInteger z2 = Secp256k1Field.toBigInteger(t1);
-        if (r.multiply(z2).mod(Secp256k1Field.P).equals(x0)) {
+        Secp256k1Field.setBelowP(r, t2);
+        if (sameX(t2)) {
             return true;
         }
         BigInteger r2 = r.add(N);
-        return r2.compareTo(Secp256k1Field.P) < 0 && r2.multiply(z2).mod(Secp256k1Field.P).equals(x0);
+        if (r2.compareTo(Secp256k1Field.P) >= 0) {
+            return false;
+        }
+        Secp256k1Field.setBelowP(r2, t2);
+        return sameX(t2);
     }
 
-    private void addDigit(int[] naf, int i, int[][] table, boolean lambda) {
+    /** Whether X == c·Z² for the accumulator, with Z² in t1 and c (fully reduced) in t2. */
+    private boolean sameX(long[] c) {
+        Secp256k1Field.mul(c, t1, t3);
+        Secp256k1Field.sub(x, t3, 1, t3);
+        return Secp256k1Field.isZero(t3);
+    }
+
+    private void addDigit(int[] naf, int i, long[] table, boolean lambda) {
         if (i >= naf.length || naf[i] == 0) {
             return;
         }
         int d = naf[i];
-        addAffine(table[(Math.abs(d) - 1) >>> 1], d < 0, lambda);
+        addAffine(table, ((Math.abs(d) - 1) >>> 1) * 10, d < 0, lambda);
     }
 
-    /** Jacobian doubling for a = 0 (dbl-2009-l); secp256k1 has no point of order 2, so Y is never 0. */
+    /**
+     * Jacobian doubling for a = 0 with Z3 = Y·Z: L = 3X²/2, S = Y², T = X·S, X3 = L² - 2T,
+     * Y3 = L·(T - X3) - S²; 3M + 3S. secp256k1 has no point of order 2, so Y is never 0.
+     * Magnitudes in: X at most 8, Y, Z at most 8; out: X 5, Y 3, Z 1.
+     */
     private void dbl() {
-        Secp256k1Field.sqr(x, t1); // A = X^2
-        Secp256k1Field.sqr(y, t2); // B = Y^2
-        Secp256k1Field.sqr(t2, t3); // C = B^2
-        Secp256k1Field.add(x, t2, t4);
-        Secp256k1Field.sqr(t4, t4);
-        Secp256k1Field.sub(t4, t1, t4);
-        Secp256k1Field.sub(t4, t3, t4);
-        Secp256k1Field.add(t4, t4, t4); // D = 2((X+B)^2 - A - C)
-        Secp256k1Field.mulSmall(t1, 3, t5); // E = 3A
-        Secp256k1Field.sqr(t5, t6); // F = E^2
-        Secp256k1Field.mul(y, z, z);
-        Secp256k1Field.add(z, z, z); // Z3 = 2YZ
-        Secp256k1Field.sub(t6, t4, x);
-        Secp256k1Field.sub(x, t4, x); // X3 = F - 2D
-        Secp256k1Field.sub(t4, x, t6);
-        Secp256k1Field.mul(t5, t6, y);
-        Secp256k1Field.mulSmall(t3, 8, t3);
-        Secp256k1Field.sub(y, t3, y); // Y3 = E(D - X3) - 8C
+        Secp256k1Field.mul(y, z, z); // Z3 = Y·Z (1)
+        Secp256k1Field.sqr(y, t1); // S = Y² (1)
+        Secp256k1Field.sqr(x, t2);
+        Secp256k1Field.mulInt(t2, 3, t2);
+        Secp256k1Field.half(t2, t2); // L = 3X²/2 (3)
+        Secp256k1Field.mul(t1, x, t3);
+        Secp256k1Field.negate(t3, 1, t3); // -T (2)
+        Secp256k1Field.sqr(t2, x);
+        Secp256k1Field.add(x, t3, x);
+        Secp256k1Field.add(x, t3, x); // X3 = L² - 2T (5)
+        Secp256k1Field.sqr(t1, t1); // S² (1)
+        Secp256k1Field.add(x, t3, t4); // X3 - T (7)
+        Secp256k1Field.mul(t2, t4, y);
+        Secp256k1Field.add(y, t1, y); // L·(X3 - T) + S² (2)
+        Secp256k1Field.negate(y, 2, y); // Y3 (3)
     }
 
-    /** Adds the affine point p (x then y limbs), negated and/or mapped to λp if asked, to the accumulator (madd-2007-bl). */
-    private void addAffine(int[] p, boolean negate, boolean lambda) {
-        long[] px = t6;
-        long[] py = t7;
-        for (int i = 0; i < 10; i++) {
-            px[i] = p[i];
-            py[i] = p[10 + i];
-        }
+    /**
+     * Adds the affine point at {@code table[off..off+10)} (x then y limbs, fully reduced), negated and/or
+     * mapped to its λ image if asked, to the accumulator: with Z1² = zz, h = x2·zz - X1,
+     * i = y2·zz·Z1 - Y1: Z3 = Z1·h, X3 = i² - h³ - 2·X1·h², Y3 = i·(X1·h² - X3) - Y1·h³; 8M + 3S.
+     * Magnitudes in: X at most 5, Y at most 3, Z 1; out: X 5, Y 3, Z 1.
+     */
+    private void addAffine(long[] table, int off, boolean negate, boolean lambda) {
+        System.arraycopy(table, off, px, 0, 5);
+        System.arraycopy(table, off + 5, py, 0, 5);
         if (lambda) {
             Secp256k1Field.mul(px, BETA, px);
         }
         if (negate) {
-            Secp256k1Field.negate(py, py);
+            Secp256k1Field.negate(py, 1, py); // (2)
         }
         if (infinity) {
-            System.arraycopy(px, 0, x, 0, 10);
-            System.arraycopy(py, 0, y, 0, 10);
-            for (int i = 0; i < 10; i++) {
-                z[i] = i == 0 ? 1 : 0;
-            }
+            System.arraycopy(px, 0, x, 0, 5);
+            System.arraycopy(py, 0, y, 0, 5);
+            z[0] = 1;
+            z[1] = 0;
+            z[2] = 0;
+            z[3] = 0;
+            z[4] = 0;
             infinity = false;
             return;
         }
-        Secp256k1Field.sqr(z, t1); // Z1Z1
-        Secp256k1Field.mul(px, t1, t2); // U2
-        Secp256k1Field.mul(z, t1, t3);
-        Secp256k1Field.mul(py, t3, t3); // S2
-        Secp256k1Field.sub(t2, x, t2); // H
-        Secp256k1Field.sub(t3, y, t3);
-        Secp256k1Field.add(t3, t3, t3); // r = 2(S2 - Y1)
+        Secp256k1Field.sqr(z, t1); // zz (1)
+        Secp256k1Field.mul(px, t1, t2); // u2 (1)
+        Secp256k1Field.mul(z, t1, t1);
+        Secp256k1Field.mul(py, t1, t1); // s2 (1)
+        Secp256k1Field.sub(t2, x, 5, t2); // h (7)
+        Secp256k1Field.sub(t1, y, 3, t1); // i (5)
         if (Secp256k1Field.isZero(t2)) {
-            if (Secp256k1Field.isZero(t3)) {
+            if (Secp256k1Field.isZero(t1)) {
                 dbl();
             } else {
                 infinity = true;
             }
             return;
         }
-        Secp256k1Field.sqr(t2, t4); // HH
-        Secp256k1Field.add(z, t2, z);
-        Secp256k1Field.sqr(z, z);
-        Secp256k1Field.sub(z, t1, z);
-        Secp256k1Field.sub(z, t4, z); // Z3 = (Z1 + H)^2 - Z1Z1 - HH
-        Secp256k1Field.mulSmall(t4, 4, t4); // I = 4HH
-        Secp256k1Field.mul(t2, t4, t5); // J = H·I
-        Secp256k1Field.mul(x, t4, t4); // V = X1·I
-        Secp256k1Field.mul(y, t5, t1);
-        Secp256k1Field.add(t1, t1, t1); // 2·Y1·J
-        Secp256k1Field.sqr(t3, x);
-        Secp256k1Field.sub(x, t5, x);
-        Secp256k1Field.sub(x, t4, x);
-        Secp256k1Field.sub(x, t4, x); // X3 = r^2 - J - 2V
-        Secp256k1Field.sub(t4, x, t4);
-        Secp256k1Field.mul(t3, t4, y);
-        Secp256k1Field.sub(y, t1, y); // Y3 = r(V - X3) - 2·Y1·J
+        Secp256k1Field.mul(z, t2, z); // Z3 (1)
+        Secp256k1Field.sqr(t2, t3); // h² (1)
+        Secp256k1Field.mul(t2, t3, t2); // h³ (1)
+        Secp256k1Field.mul(x, t3, t3); // X1·h² (1)
+        Secp256k1Field.sqr(t1, x); // i² (1)
+        Secp256k1Field.add(t2, t3, t4);
+        Secp256k1Field.add(t4, t3, t4); // h³ + 2·X1·h² (3)
+        Secp256k1Field.sub(x, t4, 3, x); // X3 (5)
+        Secp256k1Field.sub(t3, x, 5, t3); // X1·h² - X3 (7)
+        Secp256k1Field.mul(t1, t3, t3); // i·(X1·h² - X3) (1)
+        Secp256k1Field.mul(y, t2, t2); // Y1·h³ (1)
+        Secp256k1Field.sub(t3, t2, 1, y); // Y3 (3)
     }
 
     /**
@@ -258,24 +273,55 @@ final class Secp256k1Verifier {
         return (int) (v & ((1L << count) - 1));
     }
 
-    private static KeyTable keyTable(ECPoint q, byte[] encoded) {
-        int slot = (Arrays.hashCode(encoded) & 0x7fffffff) % CACHE_SLOTS;
-        KeyTable cached = CACHE.get(slot);
-        KeyTable built;
-        if (cached != null && Arrays.equals(cached.key, encoded)) {
-            if (cached.chunkBits == CHUNK_BITS) {
-                return cached;
+    /** The cache set of an encoded key. */
+    static int cacheSet(byte[] encoded) {
+        return (Arrays.hashCode(encoded) * 0x9E3779B9) >>> (32 - SET_BITS);
+    }
+
+    /** Whether the key's chunked tables are cached (for tests). */
+    static boolean chunkedInCache(byte[] encoded) {
+        int base = cacheSet(encoded) * WAYS;
+        for (int way = 0; way < WAYS; way++) {
+            KeyTable cached = CACHE.get(base + way);
+            if (cached != null && Arrays.equals(cached.key, encoded)) {
+                return cached.chunkBits == CHUNK_BITS;
             }
-            built = new KeyTable(encoded, CHUNK_BITS, chunkTables(q, Q_TABLE, CHUNKS));
-        } else {
-            built = new KeyTable(encoded, WHOLE, chunkTables(q, Q_TABLE, 1));
         }
-        CACHE.set(slot, built);
+        return false;
+    }
+
+    /**
+     * The key's tables from the cache, built (and cached) when missing or unchunked. The cache is 4-way
+     * set-associative: a direct-mapped one left ~1 key in 5 sharing its slot with another at 1,000 keys
+     * in 4,096 slots, and two such keys evicted each other on every verification. A new key enters its
+     * set's first way, the others move down one and the last leaves (first in, first out).
+     */
+    private static KeyTable keyTable(ECPoint q, byte[] encoded) {
+        int base = cacheSet(encoded) * WAYS;
+        for (int way = 0; way < WAYS; way++) {
+            KeyTable cached = CACHE.get(base + way);
+            if (cached != null && Arrays.equals(cached.key, encoded)) {
+                if (cached.chunkBits == CHUNK_BITS) {
+                    return cached;
+                }
+                KeyTable built = new KeyTable(encoded, CHUNK_BITS, chunkTables(q, Q_TABLE, CHUNKS));
+                CACHE.set(base + way, built);
+                return built;
+            }
+        }
+        KeyTable built = new KeyTable(encoded, WHOLE, chunkTables(q, Q_TABLE, 1));
+        for (int way = WAYS - 1; way > 0; way--) {
+            CACHE.set(base + way, CACHE.get(base + way - 1));
+        }
+        CACHE.set(base, built);
         return built;
     }
 
-    /** Per chunk j, the affine odd multiples P, 3P, ..., (2·count - 1)P of P = 2^(32j)·p, as limbs. */
-    private static int[][][] chunkTables(ECPoint p, int count, int chunks) {
+    /**
+     * Per chunk j, the affine odd multiples P, 3P, ..., (2·count - 1)P of P = 2^(32j)·p, flat as in
+     * {@link #G_TABLES}.
+     */
+    private static long[][] chunkTables(ECPoint p, int count, int chunks) {
         ECPoint[] pts = new ECPoint[count * chunks];
         ECPoint base = p;
         for (int j = 0; j < chunks; j++) {
@@ -289,38 +335,28 @@ final class Secp256k1Verifier {
             }
         }
         p.getCurve().normalizeAll(pts);
-        int[][][] out = new int[chunks][count][];
+        long[][] out = new long[chunks][count * 10];
+        long[] limbs = new long[5];
         for (int i = 0; i < pts.length; i++) {
-            out[i / count][i % count] = affine(pts[i].getAffineXCoord().toBigInteger(), pts[i].getAffineYCoord().toBigInteger());
+            long[] t = out[i / count];
+            int off = (i % count) * 10;
+            Secp256k1Field.setBelowP(pts[i].getAffineXCoord().toBigInteger(), limbs);
+            System.arraycopy(limbs, 0, t, off, 5);
+            Secp256k1Field.setBelowP(pts[i].getAffineYCoord().toBigInteger(), limbs);
+            System.arraycopy(limbs, 0, t, off + 5, 5);
         }
         return out;
     }
 
-    private static int[] affine(BigInteger px, BigInteger py) {
-        long[] lx = Secp256k1Field.fromBigInteger(px);
-        long[] ly = Secp256k1Field.fromBigInteger(py);
-        int[] out = new int[20];
-        for (int i = 0; i < 10; i++) {
-            out[i] = (int) lx[i];
-            out[10 + i] = (int) ly[i];
-        }
-        return out;
-    }
-
-    /** The table of λP for a table of P: (β·x, y) per entry. */
-    private static int[][] lambdaTable(int[][] table) {
-        long[] px = new long[10];
-        int[][] out = new int[table.length][];
-        for (int i = 0; i < table.length; i++) {
-            int[] e = table[i].clone();
-            for (int k = 0; k < 10; k++) {
-                px[k] = e[k];
-            }
+    /** The table of λP for a table of P: (β·x, y) per entry, fully reduced. */
+    private static long[] lambdaTable(long[] table) {
+        long[] out = table.clone();
+        long[] px = new long[5];
+        for (int off = 0; off < out.length; off += 10) {
+            System.arraycopy(out, off, px, 0, 5);
             Secp256k1Field.mul(px, BETA, px);
-            for (int k = 0; k < 10; k++) {
-                e[k] = (int) px[k];
-            }
-            out[i] = e;
+            Secp256k1Field.normalize(px, px);
+            System.arraycopy(px, 0, out, off, 5);
         }
         return out;
     }

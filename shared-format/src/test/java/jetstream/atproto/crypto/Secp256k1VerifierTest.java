@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.bouncycastle.math.ec.ECPoint;
 import org.junit.jupiter.api.Tag;
@@ -52,40 +54,6 @@ class Secp256k1VerifierTest {
 
     private static PublicKey key(BigInteger d) {
         return PublicKey.fromPoint(K, G.multiply(d).normalize().getEncoded(true));
-    }
-
-    @Test
-    void fieldArithmeticMatchesBigInteger() {
-        Random rnd = new Random(5);
-        BigInteger p = Secp256k1Field.P;
-        BigInteger[] edge = {BigInteger.ZERO, BigInteger.ONE, p.subtract(BigInteger.ONE), p.subtract(BigInteger.TWO),
-            BigInteger.ONE.shiftLeft(255), BigInteger.ONE.shiftLeft(32).add(BigInteger.valueOf(977))};
-        for (int i = 0; i < 20_000; i++) {
-            BigInteger a = i < edge.length * edge.length ? edge[i % edge.length] : new BigInteger(256, rnd).mod(p);
-            BigInteger b = i < edge.length * edge.length ? edge[i / edge.length] : new BigInteger(256, rnd).mod(p);
-            long[] la = Secp256k1Field.fromBigInteger(a);
-            long[] lb = Secp256k1Field.fromBigInteger(b);
-            long[] r = new long[10];
-            Secp256k1Field.mul(la, lb, r);
-            assertEquals(a.multiply(b).mod(p), Secp256k1Field.toBigInteger(r));
-            Secp256k1Field.sqr(la, r);
-            assertEquals(a.multiply(a).mod(p), Secp256k1Field.toBigInteger(r));
-            // chained without full reduction, as the point formulas use them
-            Secp256k1Field.sub(la, lb, r);
-            Secp256k1Field.add(r, r, r);
-            Secp256k1Field.mul(r, r, r);
-            Secp256k1Field.mulSmall(r, 8, r);
-            assertEquals(a.subtract(b).shiftLeft(1).pow(2).shiftLeft(3).mod(p), Secp256k1Field.toBigInteger(r));
-            Secp256k1Field.negate(la, r);
-            assertEquals(a.negate().mod(p), Secp256k1Field.toBigInteger(r));
-            assertEquals(a.equals(b), Secp256k1Field.isZero(sub(la, lb)));
-        }
-    }
-
-    private static long[] sub(long[] a, long[] b) {
-        long[] r = new long[10];
-        Secp256k1Field.sub(a, b, r);
-        return r;
     }
 
     @Test
@@ -206,6 +174,41 @@ class Secp256k1VerifierTest {
             assertEquals(before + 1, accepted, "the r + n signature is valid");
             same(key, bytes32(e), x, s); // r itself at or above n: rejected
             same(key, bytes32(e), r.add(BigInteger.ONE), s);
+        }
+    }
+
+    /**
+     * Keys that share a cache set all keep their chunked tables (a direct-mapped cache made two such keys
+     * evict each other on every verification), and a fifth key in the set evicts only the first in.
+     */
+    @Test
+    void keysSharingACacheSetKeepTheirTables() {
+        Random rnd = new Random(12);
+        List<PrivateKey> same = new ArrayList<>();
+        int set = -1;
+        while (same.size() < 5) {
+            PrivateKey k = PrivateKey.fromBytes(K, bytes32(new BigInteger(250, rnd).add(BigInteger.ONE)));
+            int s = Secp256k1Verifier.cacheSet(k.publicKey().compressed());
+            if (set < 0) {
+                set = s;
+            }
+            if (s == set) {
+                same.add(k);
+            }
+        }
+        byte[] msg = {4, 5, 6};
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < 4; i++) {
+                assertTrue(same.get(i).publicKey().verify(msg, same.get(i).sign(msg)));
+            }
+        }
+        for (int i = 0; i < 4; i++) {
+            assertTrue(Secp256k1Verifier.chunkedInCache(same.get(i).publicKey().compressed()), "key " + i);
+        }
+        assertTrue(same.get(4).publicKey().verify(msg, same.get(4).sign(msg)));
+        assertFalse(Secp256k1Verifier.chunkedInCache(same.get(0).publicKey().compressed()), "first in leaves");
+        for (int i = 1; i < 4; i++) {
+            assertTrue(Secp256k1Verifier.chunkedInCache(same.get(i).publicKey().compressed()), "key " + i + " stays");
         }
     }
 
