@@ -2,6 +2,7 @@ package jetstream.bench;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +15,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockView;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
@@ -40,10 +43,13 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 /**
  * A full 256 MiB segment through the production writer: {@link #writeAndSeal} appends realistic rows
  * (4096 per block, zstd level 3, one fsync per block) until the size rotation seals the file;
- * {@link #sealOnly} seals an already written active file (re-read and decode every frame from disk,
- * build the footer, two writes, two fsyncs); {@link #floorWriteFsync} writes the same sealed bytes sequentially and fsyncs once —
- * the disk's floor for producing that file. Run through {@link #main} (JMH options as arguments) it
- * also prints {@code RESULT} lines: seal and write + seal against that floor, from the same run.
+ * {@link #sealOnly} seals a <em>resumed</em> active file (re-read and decode every frame from disk,
+ * build the footer, two writes, two fsyncs: the path after a restart); {@link #sealFed} seals the file
+ * its writer has just written, from the footer the writer fed block by block (the production path:
+ * only the footer's assembly, two writes and two fsyncs are timed); {@link #floorWriteFsync} writes
+ * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file. Run
+ * through {@link #main} (JMH options as arguments) it also prints {@code RESULT} lines: each seal and
+ * write + seal against that floor, from the same run.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -221,6 +227,67 @@ public class SealBench {
         }
     }
 
+    /**
+     * Appends the blocks of the benchmark's segment to a fresh active file through {@link
+     * ActiveSegment#appendBlock} (each block re-encoded from the sealed image's rows, compressed, written
+     * and fsynced, and fed to the file's footer builder, as the writer does), so the file holds exactly
+     * the bytes {@link #writeOneSegment} wrote. None of this is timed.
+     */
+    void appendBlocks(ActiveSegment segment, ZstdFrames zstd) {
+        long footerOffset = SegmentHeader.parseSealed(sealedImage, 0).footerOffset();
+        ByteBuffer le = ByteBuffer.wrap(sealedImage).order(ByteOrder.LITTLE_ENDIAN);
+        BlockBuilder rows = new BlockBuilder(SegmentLimits.DEFAULT_EVENTS_PER_BLOCK);
+        BlockView view = new BlockView();
+        for (long at = SegmentLimits.HEADER_SIZE; at < footerOffset; ) {
+            int frameLen = (int) le.getLong((int) at);
+            int frameAt = (int) at + SegmentLimits.FRAME_PREFIX_SIZE;
+            byte[] body = zstd.decompress(sealedImage, frameAt, frameLen);
+            view.decode(body, 0, body.length);
+            rows.reset();
+            for (int i = 0; i < view.size(); i++) {
+                rows.add(view, i);
+            }
+            segment.appendBlock(rows, zstd);
+            at = frameAt + (long) frameLen;
+        }
+    }
+
+    /**
+     * A fresh active file written block by block by {@link #appendBlocks} for each {@link #sealFed}
+     * call (untimed); the seal then has its footer builder fed with every block.
+     */
+    @State(Scope.Benchmark)
+    public static class FedActive {
+        ActiveSegment segment;
+        ZstdFrames zstd;
+        private Path file;
+        private long expectedSize;
+
+        @Setup(Level.Invocation)
+        public void write(SealBench bench) throws IOException {
+            file = bench.freshDir().resolve(SegmentName.format(0));
+            expectedSize = bench.sealedImage.length;
+            zstd = new ZstdFrames();
+            segment = ActiveSegment.create(SegmentIO.PRODUCTION, file);
+            bench.appendBlocks(segment, zstd);
+        }
+
+        @TearDown(Level.Invocation)
+        public void check() throws IOException {
+            segment.close();
+            zstd.close();
+            // the fed path must have sealed the same segment the writer produced in setup
+            if (Files.size(file) != expectedSize) {
+                throw new IllegalStateException("fed seal wrote " + Files.size(file) + " bytes, not " + expectedSize);
+            }
+        }
+    }
+
+    @Benchmark
+    public long sealFed(FedActive active) {
+        return SegmentSealer.seal(active.segment, active.zstd).fileSize();
+    }
+
     @Benchmark
     public long writeAndSeal() throws IOException {
         Path d = freshDir();
@@ -249,7 +316,7 @@ public class SealBench {
     /**
      * Runs the benchmarks with the given JMH options (e.g. {@code -f 1 -wi 2 -i 3}) and prints
      * {@code RESULT seal_256mib_ms value=<sealOnly> floor=<floorWriteFsync> ratio=<x>} and the same for
-     * write + seal, for whichever of them ran.
+     * the fed seal ({@code seal_fed_256mib_ms}) and write + seal, for whichever of them ran.
      */
     public static void main(String[] args) throws Exception {
         CommandLineOptions cli = new CommandLineOptions(args);
@@ -264,7 +331,8 @@ public class SealBench {
             ms.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
         }
         Double floor = ms.get("floorWriteFsync");
-        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"writeAndSeal", "write_seal_256mib_ms"}}) {
+        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"sealFed", "seal_fed_256mib_ms"},
+                {"writeAndSeal", "write_seal_256mib_ms"}}) {
             Double v = ms.get(m[0]);
             if (v != null && floor != null) {
                 System.out.printf("RESULT %s value=%.0f floor=%.0f ratio=%.2f%n", m[1], v, floor, v / floor);
