@@ -47,7 +47,9 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * build the footer, two writes, two fsyncs: the path after a restart); {@link #sealFed} seals the file
  * its writer has just written, from the footer the writer fed block by block (the production path:
  * only the footer's assembly, two writes and two fsyncs are timed); {@link #floorWriteFsync} writes
- * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file. Run
+ * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file — and
+ * {@link #floorFooterFsync} does only the fed seal's I/O (footer write + fsync, header write + fsync),
+ * the floor of the seal step alone. Run
  * through {@link #main} (JMH options as arguments) it also prints {@code RESULT} lines: each seal and
  * write + seal against that floor, from the same run.
  */
@@ -314,6 +316,47 @@ public class SealBench {
     }
 
     /**
+     * The fed seal's own floor: the I/O that seal does and nothing else — the same footer bytes written
+     * at the same offset and fsynced, then the 256-byte header at offset 0 and fsynced — into a fresh
+     * copy of the active file (its blocks already on disk, as when the writer seals).
+     */
+    @Benchmark
+    public long floorFooterFsync(FooterFloor f) throws IOException {
+        try (FileChannel ch = FileChannel.open(f.file, StandardOpenOption.WRITE)) {
+            long footerOffset = activeImage.length;
+            ByteBuffer footer = ByteBuffer.wrap(sealedImage, (int) footerOffset, sealedImage.length - (int) footerOffset);
+            for (long pos = footerOffset; footer.hasRemaining(); ) {
+                pos += ch.write(footer, pos);
+            }
+            ch.force(true);
+            ByteBuffer header = ByteBuffer.wrap(sealedImage, 0, SegmentLimits.HEADER_SIZE);
+            for (long pos = 0; header.hasRemaining(); ) {
+                pos += ch.write(header, pos);
+            }
+            ch.force(true);
+            return ch.size();
+        }
+    }
+
+    /** A fresh, fsynced copy of the active image for each {@link #floorFooterFsync} call (untimed). */
+    @State(Scope.Benchmark)
+    public static class FooterFloor {
+        Path file;
+
+        @Setup(Level.Invocation)
+        public void copy(SealBench bench) throws IOException {
+            file = bench.freshDir().resolve(SegmentName.format(0));
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer b = ByteBuffer.wrap(bench.activeImage);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(true);
+            }
+        }
+    }
+
+    /**
      * Runs the benchmarks with the given JMH options (e.g. {@code -f 1 -wi 2 -i 3}) and prints
      * {@code RESULT seal_256mib_ms value=<sealOnly> floor=<floorWriteFsync> ratio=<x>} and the same for
      * the fed seal ({@code seal_fed_256mib_ms}) and write + seal, for whichever of them ran.
@@ -329,6 +372,12 @@ public class SealBench {
         for (RunResult r : new Runner(opts.build()).run()) {
             String name = r.getParams().getBenchmark();
             ms.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
+        }
+        Double footerFloor = ms.get("floorFooterFsync");
+        Double fed = ms.get("sealFed");
+        if (fed != null && footerFloor != null) {
+            System.out.printf("RESULT seal_fed_vs_footer_io_ms value=%.0f floor=%.0f ratio=%.2f%n", fed, footerFloor,
+                    fed / footerFloor);
         }
         Double floor = ms.get("floorWriteFsync");
         for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"sealFed", "seal_fed_256mib_ms"},
