@@ -137,8 +137,9 @@ public final class GloomFilter {
     /**
      * {@code Integer.remainderUnsigned(x, d)}, exactly, for every 32-bit {@code x} and {@code 1 < d < 2^31}
      * with {@code magic == magic(d)}: Lemire's "fastmod" (the remainder is the high word of
-     * {@code (magic * x mod 2^64) * d}). On Java 17 {@code remainderUnsigned} is a 64-bit division, and
-     * k of them per key were most of a bloom add (the per-block blooms are most of a seal).
+     * {@code (magic * x mod 2^64) * d}). On Java 17 {@code remainderUnsigned} is a 64-bit division; k
+     * multiplies instead save about 15 % of a bloom add (BENCHMARKS.md, SealBench), and the per-block
+     * blooms are most of a seal.
      */
     static int mod(int x, long magic, int d) {
         long low = magic * (x & 0xFFFFFFFFL);
