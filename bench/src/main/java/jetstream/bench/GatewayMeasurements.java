@@ -1,5 +1,6 @@
 package jetstream.bench;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,9 +61,11 @@ final class GatewayMeasurements {
         long[] s0 = lg.stats();
         lg.latency();
         long[] cpu0 = GatewayBench.userSystemTicks(server.process.pid());
+        long w0 = writeSyscalls(server.process.pid());
         long t0 = System.nanoTime();
         Thread.sleep(seconds * 1000L);
         long[] cpu1 = GatewayBench.userSystemTicks(server.process.pid());
+        long w1 = writeSyscalls(server.process.pid());
         long t1 = System.nanoTime();
         long[] s1 = lg.stats();
         long[] lat = lg.latency();
@@ -78,9 +81,10 @@ final class GatewayMeasurements {
         double offered = rate * subs * visible;
         double perCpu = msgs / cpu;
         String line = String.format("RESULT %-22s subs=%-5d feed=%.0f ev/s offered=%,.0f/s delivered=%,.0f/s (%.0f %%) "
-                        + "server CPU %.2f cores (user %.0f %%, sys %.0f %%) → %,.0f delivered events per CPU-second, %.0f B/msg%s, closed by server %d, load %s",
+                        + "server CPU %.2f cores (user %.0f %%, sys %.0f %%) → %,.0f delivered events per CPU-second, "
+                        + "%.2f write syscalls per delivered event, %.0f B/msg%s, closed by server %d, load %s",
                 what, subs, rate, offered, msgs / wall, 100.0 * msgs / wall / offered, cpu / wall, 100 * user / cpu,
-                100 * (cpu - user) / cpu, perCpu,
+                100 * (cpu - user) / cpu, perCpu, (w1 - w0) / (double) msgs,
                 bytes / (double) msgs, latency ? String.format(", latency p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms (%d samples)",
                         lat[1] / 1000.0, lat[2] / 1000.0, lat[3] / 1000.0, lat[4] / 1000.0, lat[0]) : "",
                 closedByServer, GatewayBench.loadAverage());
@@ -123,6 +127,19 @@ final class GatewayMeasurements {
             }
         }
         return new long[] {used, rss};
+    }
+
+    /**
+     * Write-type syscalls of a process so far ({@code syscw} of /proc/<pid>/io: write, writev, ...): per
+     * delivered event it shows how many events each socket write carries (the flush window's effect).
+     */
+    static long writeSyscalls(long pid) throws IOException {
+        for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/io"))) {
+            if (l.startsWith("syscw:")) {
+                return Long.parseLong(l.substring("syscw:".length()).trim());
+            }
+        }
+        throw new IOException("no syscw in /proc/" + pid + "/io");
     }
 
     /**

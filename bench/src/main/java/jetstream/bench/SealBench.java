@@ -2,6 +2,7 @@ package jetstream.bench;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +15,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import jetstream.segment.BlockBuilder;
+import jetstream.segment.BlockView;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentLimits;
 import jetstream.segment.ZstdFrames;
@@ -40,10 +43,15 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 /**
  * A full 256 MiB segment through the production writer: {@link #writeAndSeal} appends realistic rows
  * (4096 per block, zstd level 3, one fsync per block) until the size rotation seals the file;
- * {@link #sealOnly} seals an already written active file (re-read and decode every frame from disk,
- * build the footer, two writes, two fsyncs); {@link #floorWriteFsync} writes the same sealed bytes sequentially and fsyncs once —
- * the disk's floor for producing that file. Run through {@link #main} (JMH options as arguments) it
- * also prints {@code RESULT} lines: seal and write + seal against that floor, from the same run.
+ * {@link #sealOnly} seals a <em>resumed</em> active file (re-read and decode every frame from disk,
+ * build the footer, two writes, two fsyncs: the path after a restart); {@link #sealFed} seals the file
+ * its writer has just written, from the footer the writer fed block by block (the production path:
+ * only the footer's assembly, two writes and two fsyncs are timed); {@link #floorWriteFsync} writes
+ * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file — and
+ * {@link #floorFooterFsync} does only the fed seal's I/O (footer write + fsync, header write + fsync),
+ * the floor of the seal step alone. Run
+ * through {@link #main} (JMH options as arguments) it also prints {@code RESULT} lines: each seal and
+ * write + seal against that floor, from the same run.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -221,6 +229,67 @@ public class SealBench {
         }
     }
 
+    /**
+     * Appends the blocks of the benchmark's segment to a fresh active file through {@link
+     * ActiveSegment#appendBlock} (each block re-encoded from the sealed image's rows, compressed, written
+     * and fsynced, and fed to the file's footer builder, as the writer does), so the file holds exactly
+     * the bytes {@link #writeOneSegment} wrote. None of this is timed.
+     */
+    void appendBlocks(ActiveSegment segment, ZstdFrames zstd) {
+        long footerOffset = SegmentHeader.parseSealed(sealedImage, 0).footerOffset();
+        ByteBuffer le = ByteBuffer.wrap(sealedImage).order(ByteOrder.LITTLE_ENDIAN);
+        BlockBuilder rows = new BlockBuilder(SegmentLimits.DEFAULT_EVENTS_PER_BLOCK);
+        BlockView view = new BlockView();
+        for (long at = SegmentLimits.HEADER_SIZE; at < footerOffset; ) {
+            int frameLen = (int) le.getLong((int) at);
+            int frameAt = (int) at + SegmentLimits.FRAME_PREFIX_SIZE;
+            byte[] body = zstd.decompress(sealedImage, frameAt, frameLen);
+            view.decode(body, 0, body.length);
+            rows.reset();
+            for (int i = 0; i < view.size(); i++) {
+                rows.add(view, i);
+            }
+            segment.appendBlock(rows, zstd);
+            at = frameAt + (long) frameLen;
+        }
+    }
+
+    /**
+     * A fresh active file written block by block by {@link #appendBlocks} for each {@link #sealFed}
+     * call (untimed); the seal then has its footer builder fed with every block.
+     */
+    @State(Scope.Benchmark)
+    public static class FedActive {
+        ActiveSegment segment;
+        ZstdFrames zstd;
+        private Path file;
+        private long expectedSize;
+
+        @Setup(Level.Invocation)
+        public void write(SealBench bench) throws IOException {
+            file = bench.freshDir().resolve(SegmentName.format(0));
+            expectedSize = bench.sealedImage.length;
+            zstd = new ZstdFrames();
+            segment = ActiveSegment.create(SegmentIO.PRODUCTION, file);
+            bench.appendBlocks(segment, zstd);
+        }
+
+        @TearDown(Level.Invocation)
+        public void check() throws IOException {
+            segment.close();
+            zstd.close();
+            // the fed path must have sealed the same segment the writer produced in setup
+            if (Files.size(file) != expectedSize) {
+                throw new IllegalStateException("fed seal wrote " + Files.size(file) + " bytes, not " + expectedSize);
+            }
+        }
+    }
+
+    @Benchmark
+    public long sealFed(FedActive active) {
+        return SegmentSealer.seal(active.segment, active.zstd).fileSize();
+    }
+
     @Benchmark
     public long writeAndSeal() throws IOException {
         Path d = freshDir();
@@ -247,9 +316,50 @@ public class SealBench {
     }
 
     /**
+     * The fed seal's own floor: the I/O that seal does and nothing else — the same footer bytes written
+     * at the same offset and fsynced, then the 256-byte header at offset 0 and fsynced — into a fresh
+     * copy of the active file (its blocks already on disk, as when the writer seals).
+     */
+    @Benchmark
+    public long floorFooterFsync(FooterFloor f) throws IOException {
+        try (FileChannel ch = FileChannel.open(f.file, StandardOpenOption.WRITE)) {
+            long footerOffset = activeImage.length;
+            ByteBuffer footer = ByteBuffer.wrap(sealedImage, (int) footerOffset, sealedImage.length - (int) footerOffset);
+            for (long pos = footerOffset; footer.hasRemaining(); ) {
+                pos += ch.write(footer, pos);
+            }
+            ch.force(true);
+            ByteBuffer header = ByteBuffer.wrap(sealedImage, 0, SegmentLimits.HEADER_SIZE);
+            for (long pos = 0; header.hasRemaining(); ) {
+                pos += ch.write(header, pos);
+            }
+            ch.force(true);
+            return ch.size();
+        }
+    }
+
+    /** A fresh, fsynced copy of the active image for each {@link #floorFooterFsync} call (untimed). */
+    @State(Scope.Benchmark)
+    public static class FooterFloor {
+        Path file;
+
+        @Setup(Level.Invocation)
+        public void copy(SealBench bench) throws IOException {
+            file = bench.freshDir().resolve(SegmentName.format(0));
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer b = ByteBuffer.wrap(bench.activeImage);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(true);
+            }
+        }
+    }
+
+    /**
      * Runs the benchmarks with the given JMH options (e.g. {@code -f 1 -wi 2 -i 3}) and prints
      * {@code RESULT seal_256mib_ms value=<sealOnly> floor=<floorWriteFsync> ratio=<x>} and the same for
-     * write + seal, for whichever of them ran.
+     * the fed seal ({@code seal_fed_256mib_ms}) and write + seal, for whichever of them ran.
      */
     public static void main(String[] args) throws Exception {
         CommandLineOptions cli = new CommandLineOptions(args);
@@ -263,8 +373,15 @@ public class SealBench {
             String name = r.getParams().getBenchmark();
             ms.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
         }
+        Double footerFloor = ms.get("floorFooterFsync");
+        Double fed = ms.get("sealFed");
+        if (fed != null && footerFloor != null) {
+            System.out.printf("RESULT seal_fed_vs_footer_io_ms value=%.0f floor=%.0f ratio=%.2f%n", fed, footerFloor,
+                    fed / footerFloor);
+        }
         Double floor = ms.get("floorWriteFsync");
-        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"writeAndSeal", "write_seal_256mib_ms"}}) {
+        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"sealFed", "seal_fed_256mib_ms"},
+                {"writeAndSeal", "write_seal_256mib_ms"}}) {
             Double v = ms.get(m[0]);
             if (v != null && floor != null) {
                 System.out.printf("RESULT %s value=%.0f floor=%.0f ratio=%.2f%n", m[1], v, floor, v / floor);

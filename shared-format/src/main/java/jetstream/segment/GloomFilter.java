@@ -49,6 +49,21 @@ public final class GloomFilter {
         {3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 32, 37, 41, 43, 47, 53, 101},
     };
 
+    /**
+     * Per k, each partition size's multiplier for {@link #mod}: {@code 2^64 / size} rounded up, as an
+     * unsigned long.
+     */
+    private static final long[][] PART_MAGIC = new long[PARTITIONS.length][];
+
+    static {
+        for (int k = MIN_K; k <= MAX_K; k++) {
+            PART_MAGIC[k] = new long[k];
+            for (int i = 0; i < k; i++) {
+                PART_MAGIC[k][i] = magic(PARTITIONS[k][i]);
+            }
+        }
+    }
+
     /** Filter dimensions chosen by {@link #optimalParams}. */
     public record Params(long numBlocks, int k) {
         /** Bytes of the serialized filter. */
@@ -61,6 +76,7 @@ public final class GloomFilter {
     private final int numBlocks;
     private final int[] partSize;
     private final int[] partOffset;
+    private final long[] partMagic;
     private final long[] words;
     private long count;
 
@@ -81,6 +97,7 @@ public final class GloomFilter {
         this.k = k;
         this.numBlocks = (int) numBlocks;
         this.partSize = PARTITIONS[k];
+        this.partMagic = PART_MAGIC[k];
         this.partOffset = new int[k];
         for (int i = 1; i < k; i++) {
             partOffset[i] = partOffset[i - 1] + partSize[i - 1];
@@ -115,11 +132,28 @@ public final class GloomFilter {
         add(p.hi(), p.intra());
     }
 
+    /** The {@link #mod} multiplier of divisor {@code d} (1 &lt; d &lt; 2^31): ceil(2^64 / d), unsigned. */
+    static long magic(int d) {
+        return Long.divideUnsigned(-1L, d) + 1;
+    }
+
+    /**
+     * {@code Integer.remainderUnsigned(x, d)}, exactly, for every 32-bit {@code x} and {@code 1 < d < 2^31}
+     * with {@code magic == magic(d)}: Lemire's "fastmod" (the remainder is the high word of
+     * {@code (magic * x mod 2^64) * d}). On Java 17 {@code remainderUnsigned} is a 64-bit division; k
+     * multiplies instead save about 15 % of a bloom add (BENCHMARKS.md, SealBench), and the per-block
+     * blooms are most of a seal.
+     */
+    static int mod(int x, long magic, int d) {
+        long low = magic * (x & 0xFFFFFFFFL);
+        return (int) (Math.multiplyHigh(low, d) + ((low >> 63) & d));
+    }
+
     /** Adds a key hashed to {@code hi} and {@code intra} as {@link Probe} reduces them. */
     void add(long hi, int x) {
         int base = blockIndex(hi) * 8;
         for (int i = 0; i < k; i++) {
-            int pos = partOffset[i] + Integer.remainderUnsigned(x, partSize[i]);
+            int pos = partOffset[i] + mod(x, partMagic[i], partSize[i]);
             words[base + (pos >>> 6)] |= 1L << (pos & 63);
         }
         count++;
@@ -135,7 +169,7 @@ public final class GloomFilter {
         int base = blockIndex(h.getMostSignificantBits()) * 8;
         int x = intraHash(h.getLeastSignificantBits());
         for (int i = 0; i < k; i++) {
-            int pos = partOffset[i] + Integer.remainderUnsigned(x, partSize[i]);
+            int pos = partOffset[i] + mod(x, partMagic[i], partSize[i]);
             if ((words[base + (pos >>> 6)] & (1L << (pos & 63))) == 0) {
                 return false;
             }
@@ -162,7 +196,7 @@ public final class GloomFilter {
     public boolean mightContain(Probe p) {
         int base = blockIndex(p.hi()) * 8;
         for (int i = 0; i < k; i++) {
-            int pos = partOffset[i] + Integer.remainderUnsigned(p.intra(), partSize[i]);
+            int pos = partOffset[i] + mod(p.intra(), partMagic[i], partSize[i]);
             if ((words[base + (pos >>> 6)] & (1L << (pos & 63))) == 0) {
                 return false;
             }

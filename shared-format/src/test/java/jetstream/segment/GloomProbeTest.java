@@ -12,6 +12,34 @@ import org.junit.jupiter.api.Test;
 /** Pre-hashed probes and in-place probes of serialized filters answer exactly like {@code mightContain(byte[])}. */
 @Tag("unit")
 class GloomProbeTest {
+    /**
+     * The multiply-based remainder the filter probes with equals {@code Integer.remainderUnsigned} for
+     * every divisor up to 256 (all partition sizes are below 175) and a few large ones, at the edges of
+     * the 32-bit range and around multiples of the divisor, and on random values.
+     */
+    @Test
+    void fastRemainderIsExact() {
+        SplittableRandom r = new SplittableRandom(11);
+        int[] large = {65_537, 1 << 20, (1 << 30) + 3, Integer.MAX_VALUE - 1, Integer.MAX_VALUE};
+        int[] divisors = new int[255 + large.length];
+        for (int d = 2; d <= 256; d++) {
+            divisors[d - 2] = d;
+        }
+        System.arraycopy(large, 0, divisors, 255, large.length);
+        for (int d : divisors) {
+            long magic = GloomFilter.magic(d);
+            int[] edges = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, d - 1, d, d + 1, -d, -d - 1,
+                (int) (0xFFFFFFFFL / d * d), (int) (0xFFFFFFFFL / d * d - 1)};
+            for (int x : edges) {
+                assertEquals(Integer.remainderUnsigned(x, d), GloomFilter.mod(x, magic, d), "x=" + x + " d=" + d);
+            }
+            for (int i = 0; i < 20_000; i++) {
+                int x = r.nextInt();
+                assertEquals(Integer.remainderUnsigned(x, d), GloomFilter.mod(x, magic, d), "x=" + x + " d=" + d);
+            }
+        }
+    }
+
     @Test
     void probesAgreeWithTheParsedFilter() {
         SplittableRandom r = new SplittableRandom(3);
