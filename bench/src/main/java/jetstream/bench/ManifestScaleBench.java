@@ -18,6 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.PlanFilter;
 import jetstream.planner.PlanLimits;
@@ -48,13 +49,17 @@ import jetstream.segment.io.SegmentName;
  * {@code jcmd GC.run}, planSnapshot p50 over HTTP on 127.0.0.1.
  *
  * <p>{@code bench/run --main jetstream.bench.ManifestScaleBench <dir> [segments=6400] [blocks=860] [didsPerBlock=256]
- * [templates=4]} (an existing archive of the same segment count in {@code <dir>/segments} is reused). Each
+ * [templates=4] [filterCache]} (an existing archive of the same segment count in {@code <dir>/segments} is reused;
+ * with {@code filterCache} the group DID filters are mapped from files there, as the archive-server does, else
+ * they are heap arrays within the 128 MiB heap budget). Each
  * template is a DID pool, so a group of 64 consecutive segments holds min(64, templates) pools: with 4 the
  * group DID filters are small (pools repeat), with 64 every segment of a group has its own DIDs.
  */
 public final class ManifestScaleBench {
     /** Footer templates (DID pools); segments cycle through them. More templates, more distinct DIDs per group. */
     private static int templates = 4;
+    /** Where the group DID filters live in the in-process run. */
+    private static DidFilterSpace filterSpace = DidFilterSpace.heap(DidFilterSpace.DEFAULT_HEAP_BYTES);
     private static final int COLLECTIONS = 48;
     private static final int ROUNDS = 300;
     /** A round stops after this long (the present-DID plans over 6,400 segments take ~1 s each). */
@@ -68,6 +73,9 @@ public final class ManifestScaleBench {
         int blocks = args.length > 2 ? Integer.parseInt(args[2]) : 860;
         int dids = args.length > 3 ? Integer.parseInt(args[3]) : 256;
         templates = args.length > 4 ? Integer.parseInt(args[4]) : 4;
+        if (args.length > 5) {
+            filterSpace = DidFilterSpace.mapped(Path.of(args[5]), DidFilterSpace.DEFAULT_MAPPED_BYTES);
+        }
         Path dir = Files.createDirectories(data.resolve("segments"));
         long t0 = System.nanoTime();
         long bytes = generate(dir, segments, blocks, dids);
@@ -204,7 +212,7 @@ public final class ManifestScaleBench {
                 sums.add(SegmentSummary.open(map, e.path().getFileName().toString(), e.index(), 0, zstd));
             }
         }
-        Manifest m = Manifest.reusing(sums);
+        Manifest m = Manifest.reusing(sums, Manifest.empty(filterSpace));
         double loadS = (System.nanoTime() - t0) / 1e9;
         long tb = System.nanoTime();
         m = Manifest.of(m.segments(), m);
@@ -221,7 +229,7 @@ public final class ManifestScaleBench {
         System.out.printf("RESULT manifest_heap_in_process_mib value=%.1f (%.1f B per block; blooms probed off-heap: %.2f GiB)%n",
                 heap / 1048576.0, (double) heap / blocksTotal, m.residentBloomBytes() / (double) (1L << 30));
         System.out.printf("RESULT did_group_filters value=%d bytes=%d (groups of 64 segments with a first-level DID filter,"
-                + " heap)%n", m.didGroupFilters(), m.didGroupFilterBytes());
+                + " %s)%n", m.didGroupFilters(), m.didGroupFilterBytes(), m.didGroupFiltersMapped() ? "mapped" : "heap");
         String[] names = {"absent", "present"};
         List<List<String>> fs = filters(blocks, dids);
         for (int i = 0; i < fs.size(); i++) {
