@@ -14,15 +14,15 @@ import java.nio.file.StandardOpenOption;
  * Where the group DID filters ({@link DidGroupFilter}) keep their bits, and how many bytes they may
  * take in total. {@link #heap} holds them in {@code long[]}s (tests, benchmarks, small archives);
  * {@link #mapped} writes each filter to a file in a cache directory and maps it, so the heap does not
- * grow with the archive's distinct DIDs (~1 byte per DID per group; 0.9 GiB for 6,400 segments of
- * 140,000 distinct DIDs each) and the kernel may evict cold filter pages. A mapped file is unlinked
+ * grow with the archive's distinct DIDs (~1 byte per DID per group; 0.82 GiB for 6,400 segments of
+ * ~139,000 distinct DIDs each) and the kernel may evict cold filter pages. A mapped file is unlinked
  * as soon as it is mapped: the mapping lives until its filter is unreachable, nothing is left behind
  * after a crash, and a restart builds afresh (the sections are the source of truth).
  */
 public final class DidFilterSpace {
     /** Heap for all group filters when they live on the heap: 128 MiB covers ~130 M (group, DID) pairs. */
     public static final long DEFAULT_HEAP_BYTES = 128L << 20;
-    /** Mapped bytes for all group filters: 4.4× the distinct-DID-per-segment worst case at 6,400 segments. */
+    /** Mapped bytes for all group filters: 4.9× the distinct-DID-per-segment worst case at 6,400 segments. */
     public static final long DEFAULT_MAPPED_BYTES = 4L << 30;
     static final DidFilterSpace HEAP = heap(DEFAULT_HEAP_BYTES);
     private static final int ZERO_CHUNK = 1 << 16;
