@@ -6,8 +6,8 @@ import java.time.Duration;
 
 /**
  * The archive-server's flags (facts §8.2 names, env twins {@code JETSTREAM_*}) plus its own:
- * {@code JETSTREAM_ARCHIVE_STANDALONE}, {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL} and
- * {@code JETSTREAM_STATUS_SAMPLE_INTERVAL}.
+ * {@code JETSTREAM_ARCHIVE_STANDALONE}, {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL},
+ * {@code JETSTREAM_ARCHIVE_CACHE_DIR} and {@code JETSTREAM_STATUS_SAMPLE_INTERVAL}.
  */
 @ConfigMapping(prefix = "jetstream")
 public interface ArchiveConfig {
@@ -61,6 +61,13 @@ public interface ArchiveConfig {
         /** Safety-net directory rescan period (the feed's sealed/rewritten notices are the fast path). */
         @WithDefault("30s")
         Duration rescanInterval();
+
+        /**
+         * {@code JETSTREAM_ARCHIVE_CACHE_DIR}: a writable directory for files the server derives from the
+         * archive (the group DID filters, mapped off the heap); the data dir stays read-only.
+         */
+        @WithDefault("/tmp/jetstream-archive-cache")
+        String cacheDir();
 
         /**
          * {@code JETSTREAM_ARCHIVE_RATE_LIMIT}: requests per second per client IP on getSegment,

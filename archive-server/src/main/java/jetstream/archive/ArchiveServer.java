@@ -13,6 +13,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.feed.FeedClient;
 import jetstream.feed.FeedFrame;
+import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.Plan;
 import jetstream.planner.PlanFilter;
@@ -83,7 +85,13 @@ public class ArchiveServer {
             throw new IllegalArgumentException("segment-cache-max-age must be >= 0");
         }
         Path data = Path.of(config.dataDir());
-        store = new ManifestStore(data.resolve("segments"), metrics);
+        DidFilterSpace filters;
+        try {
+            filters = DidFilterSpace.mapped(Path.of(config.archive().cacheDir()), DidFilterSpace.DEFAULT_MAPPED_BYTES);
+        } catch (IOException e) {
+            throw new UncheckedIOException("JETSTREAM_ARCHIVE_CACHE_DIR " + config.archive().cacheDir() + " is not writable", e);
+        }
+        store = new ManifestStore(data.resolve("segments"), filters, metrics);
         lifecycle = new Lifecycle(config.archive().standalone());
         blockOk = blockCounter("ok");
         blockNotFound = blockCounter("not_found");

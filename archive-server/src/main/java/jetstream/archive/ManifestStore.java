@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.SegmentSummary;
 import jetstream.segment.SegmentException;
@@ -42,11 +43,10 @@ public final class ManifestStore {
 
     /** The manifest and the served generations, swapped together. */
     record State(Manifest manifest, Map<String, ServedSegment> served) {
-        static final State EMPTY = new State(Manifest.EMPTY, Map.of());
     }
 
     private final Path dir;
-    private final AtomicReference<State> state = new AtomicReference<>(State.EMPTY);
+    private final AtomicReference<State> state;
     private final CompletableFuture<Void> loaded = new CompletableFuture<>();
     private final Set<String> unreadable = ConcurrentHashMap.newKeySet();
     /** Files the first load found (-1 until it has listed the directory) and has opened so far. */
@@ -60,8 +60,15 @@ public final class ManifestStore {
     });
     private final AtomicBoolean groupBuildQueued = new AtomicBoolean();
 
+    /** A store whose group DID filters live on the heap (tests). */
     public ManifestStore(Path segmentsDir, MeterRegistry metrics) {
+        this(segmentsDir, DidFilterSpace.heap(DidFilterSpace.DEFAULT_HEAP_BYTES), metrics);
+    }
+
+    /** A store whose group DID filters live in {@code filters} (the server maps them from its cache directory). */
+    public ManifestStore(Path segmentsDir, DidFilterSpace filters, MeterRegistry metrics) {
         this.dir = segmentsDir;
+        this.state = new AtomicReference<>(new State(Manifest.empty(filters), Map.of()));
         Gauge.builder("jetstream.manifest.segments.loaded", state, s -> s.get().manifest().segments().size())
                 .description("sealed segments in the resident manifest").register(metrics);
         Gauge.builder("jetstream.manifest.resident.bloom.bytes", state, s -> s.get().manifest().residentBloomBytes())
@@ -70,7 +77,8 @@ public final class ManifestStore {
                 .description("groups of 64 segments with a first-level DID filter (the others are probed segment by segment)")
                 .register(metrics);
         Gauge.builder("jetstream.manifest.did.group.filter.bytes", state, s -> s.get().manifest().didGroupFilterBytes())
-                .description("heap bytes of the group DID filters").register(metrics);
+                .description("bytes of the group DID filters (mapped from the cache directory, off the heap, in a server)")
+                .register(metrics);
         Gauge.builder("jetstream.manifest.unreadable.segments", unreadable, Set::size)
                 .description("sealed segment files that failed to parse and are not served").register(metrics);
     }

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.PlanFilter;
 import jetstream.planner.PlanLimits;
@@ -72,5 +74,34 @@ class GroupFilterBuildTest {
         store.rescan();
         assertEquals(1, store.manifest().didGroupFilters(), "reused at once, without waiting for a build");
         assertEquals(bytes, store.manifest().didGroupFilterBytes());
+    }
+
+    /**
+     * With a cache directory the filters are mapped files there (unlinked at once), not heap arrays:
+     * the process maps a deleted file of that directory, which holds no file afterwards.
+     */
+    @Test
+    void filtersLiveInMappedCacheFiles(@TempDir Path cache) throws Exception {
+        long seq = 0;
+        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4, 200, Duration.ZERO))) {
+            while (SegmentName.scan(dir).size() < 66) {
+                append(w, ++seq);
+            }
+            w.seal();
+        }
+        ManifestStore store = new ManifestStore(dir, DidFilterSpace.mapped(cache, 1L << 20), new SimpleMeterRegistry());
+        store.initialLoad();
+        Manifest m = awaitFilters(store, 1);
+        assertEquals(1, m.didGroupFilters());
+        assertTrue(m.didGroupFiltersMapped());
+        String prefix = cache.toRealPath() + "/did-group-";
+        long mappings = Files.readAllLines(Path.of("/proc/self/maps")).stream()
+                .filter(l -> l.contains(prefix) && l.endsWith("(deleted)")).count();
+        assertTrue(mappings >= 1, "a filter file of " + cache + " is mapped");
+        try (var files = Files.list(cache)) {
+            assertEquals(0, files.count(), "nothing is left in the cache directory");
+        }
+        PlanFilter absent = PlanFilter.parse(null, List.of("did:plc:none"), null, null, null, PlanLimits.DEFAULTS);
+        assertEquals(0, SnapshotPlanner.plan(m, absent, PlanLimits.DEFAULTS).segments().size());
     }
 }

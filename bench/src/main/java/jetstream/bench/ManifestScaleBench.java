@@ -18,6 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.PlanFilter;
 import jetstream.planner.PlanLimits;
@@ -48,13 +49,17 @@ import jetstream.segment.io.SegmentName;
  * {@code jcmd GC.run}, planSnapshot p50 over HTTP on 127.0.0.1.
  *
  * <p>{@code bench/run --main jetstream.bench.ManifestScaleBench <dir> [segments=6400] [blocks=860] [didsPerBlock=256]
- * [templates=4]} (an existing archive of the same segment count in {@code <dir>/segments} is reused). Each
+ * [templates=4] [filterCache]} (an existing archive of the same segment count in {@code <dir>/segments} is reused;
+ * with {@code filterCache} the group DID filters are mapped from files there, as the archive-server does, else
+ * they are heap arrays within the 128 MiB heap budget). Each
  * template is a DID pool, so a group of 64 consecutive segments holds min(64, templates) pools: with 4 the
  * group DID filters are small (pools repeat), with 64 every segment of a group has its own DIDs.
  */
 public final class ManifestScaleBench {
     /** Footer templates (DID pools); segments cycle through them. More templates, more distinct DIDs per group. */
     private static int templates = 4;
+    /** Where the group DID filters live in the in-process run. */
+    private static DidFilterSpace filterSpace = DidFilterSpace.heap(DidFilterSpace.DEFAULT_HEAP_BYTES);
     private static final int COLLECTIONS = 48;
     private static final int ROUNDS = 300;
     /** A round stops after this long (the present-DID plans over 6,400 segments take ~1 s each). */
@@ -68,6 +73,9 @@ public final class ManifestScaleBench {
         int blocks = args.length > 2 ? Integer.parseInt(args[2]) : 860;
         int dids = args.length > 3 ? Integer.parseInt(args[3]) : 256;
         templates = args.length > 4 ? Integer.parseInt(args[4]) : 4;
+        if (args.length > 5) {
+            filterSpace = DidFilterSpace.mapped(Path.of(args[5]), DidFilterSpace.DEFAULT_MAPPED_BYTES);
+        }
         Path dir = Files.createDirectories(data.resolve("segments"));
         long t0 = System.nanoTime();
         long bytes = generate(dir, segments, blocks, dids);
@@ -204,26 +212,47 @@ public final class ManifestScaleBench {
                 sums.add(SegmentSummary.open(map, e.path().getFileName().toString(), e.index(), 0, zstd));
             }
         }
-        Manifest m = Manifest.reusing(sums);
         double loadS = (System.nanoTime() - t0) / 1e9;
-        long tb = System.nanoTime();
-        m = Manifest.of(m.segments(), m);
-        System.out.printf("RESULT did_group_filter_build_s value=%.2f (the archive-server does this in the background)%n",
-                (System.nanoTime() - tb) / 1e9);
-        System.gc();
-        long heap = usedHeap() - heap0;
         long blocksTotal = 0;
-        for (SegmentSummary s : m.segments()) {
+        for (SegmentSummary s : sums) {
             blocksTotal += s.blockCount();
         }
         System.out.printf("RESULT manifest_load_in_process_s value=%.2f (%d segments, %d blocks)%n", loadS,
-                m.segments().size(), blocksTotal);
-        System.out.printf("RESULT manifest_heap_in_process_mib value=%.1f (%.1f B per block; blooms probed off-heap: %.2f GiB)%n",
-                heap / 1048576.0, (double) heap / blocksTotal, m.residentBloomBytes() / (double) (1L << 30));
-        System.out.printf("RESULT did_group_filters value=%d bytes=%d (groups of 64 segments with a first-level DID filter,"
-                + " heap)%n", m.didGroupFilters(), m.didGroupFilterBytes());
-        String[] names = {"absent", "present"};
+                sums.size(), blocksTotal);
         List<List<String>> fs = filters(blocks, dids);
+        // with a filter cache, the heap space (the 128 MiB budget before the cache) is measured too, in the same run
+        // and after it (the heap figure of each build then counts only its own filters)
+        List<DidFilterSpace> spaces = filterSpace.isMapped()
+                ? List.of(filterSpace, DidFilterSpace.heap(DidFilterSpace.DEFAULT_HEAP_BYTES)) : List.of(filterSpace);
+        List<Manifest> built = new ArrayList<>();
+        Manifest m = null;
+        for (DidFilterSpace space : spaces) {
+            System.gc();
+            long tb = System.nanoTime();
+            m = Manifest.of(sums, Manifest.empty(space));
+            String label = m.didGroupFiltersMapped() ? "mapped" : "heap";
+            System.out.printf("RESULT did_group_filter_build_s value=%.2f space=%s (the archive-server does this in the"
+                    + " background)%n", (System.nanoTime() - tb) / 1e9, label);
+            System.gc();
+            long heap = usedHeap() - heap0;
+            System.out.printf("RESULT manifest_heap_in_process_mib value=%.1f space=%s (%.1f B per block; blooms probed"
+                    + " off-heap: %.2f GiB)%n", heap / 1048576.0, label, (double) heap / blocksTotal,
+                    m.residentBloomBytes() / (double) (1L << 30));
+            System.out.printf("RESULT did_group_filters value=%d bytes=%d space=%s (groups of 64 segments with a first-level"
+                    + " DID filter)%n", m.didGroupFilters(), m.didGroupFilterBytes(), label);
+            built.add(m);
+        }
+        // twice, alternating the spaces, so a change of load on a shared box does not pass for a difference
+        for (int rep = 0; rep < 2; rep++) {
+            for (Manifest b : built) {
+                planRounds(b, b.didGroupFiltersMapped() ? "mapped" : "heap", fs);
+            }
+        }
+        serialSegmentProbes(m, fs.get(0));
+    }
+
+    private static void planRounds(Manifest m, String label, List<List<String>> fs) {
+        String[] names = {"absent", "present"};
         for (int i = 0; i < fs.size(); i++) {
             PlanFilter f = PlanFilter.parse(null, fs.get(i), null, 0L, null, PlanLimits.DEFAULTS);
             long first = System.nanoTime();
@@ -243,11 +272,10 @@ public final class ManifestScaleBench {
             Arrays.sort(t, 0, n);
             Arrays.sort(cpu, 0, n);
             // On a shared box wall time includes waiting for a core; the thread's CPU time does not.
-            System.out.printf("RESULT plan_3dids_%s_in_process_cpu_p50_us value=%.0f target=1000 wall_p50=%.0f wall_p99=%.0f"
-                    + " first=%.0f entries=%d rounds=%d%n", names[i], cpu[n / 2] / 1e3, t[n / 2] / 1e3, t[n * 99 / 100] / 1e3,
+            System.out.printf("RESULT plan_3dids_%s_in_process_cpu_p50_us value=%.0f space=%s target=1000 wall_p50=%.0f wall_p99=%.0f"
+                    + " first=%.0f entries=%d rounds=%d%n", names[i], cpu[n / 2] / 1e3, label, t[n / 2] / 1e3, t[n * 99 / 100] / 1e3,
                     first / 1e3, entries, n);
         }
-        serialSegmentProbes(m, fs.get(0));
     }
 
     /**

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class RawUpgrades {
     private static final int SALT_DIGITS = 8;
+    /** An upgrade neither answered nor closed this long after it started counts as {@code timeout} and is closed. */
+    private static final long ANSWER_NANOS = 30_000_000_000L;
 
     private final InetSocketAddress target;
     private final String[] sources;
@@ -64,13 +66,17 @@ final class RawUpgrades {
     private static final class Attempt {
         final ByteBuffer request;
         final ByteBuffer response = ByteBuffer.allocate(2048);
+        final long deadline = System.nanoTime() + ANSWER_NANOS;
 
         Attempt(ByteBuffer request) {
             this.request = request;
         }
     }
 
-    /** Runs {@code upgrades} upgrades, at most {@code inflight} unanswered at once; returns when all answered. */
+    /**
+     * Runs {@code upgrades} upgrades, at most {@code inflight} unanswered at once; returns when each is
+     * answered, failed or timed out (a server that stops reading a request would otherwise hang the run).
+     */
     void run(int upgrades, int inflight) throws IOException {
         try (Selector selector = Selector.open()) {
             int started = 0;
@@ -93,10 +99,23 @@ final class RawUpgrades {
                     open++;
                 }
                 selector.select(1000);
+                long now = System.nanoTime();
+                for (SelectionKey k : selector.keys()) {
+                    if (k.isValid() && now - ((Attempt) k.attachment()).deadline > 0) {
+                        outcomes.computeIfAbsent("timeout", x -> new LongAdder()).increment();
+                        answered++;
+                        open--;
+                        k.cancel();
+                        k.channel().close();
+                    }
+                }
                 Iterator<SelectionKey> it = selector.selectedKeys().iterator();
                 while (it.hasNext()) {
                     SelectionKey k = it.next();
                     it.remove();
+                    if (!k.isValid()) {
+                        continue; // timed out above
+                    }
                     SocketChannel ch = (SocketChannel) k.channel();
                     Attempt a = (Attempt) k.attachment();
                     String outcome = null;

@@ -252,7 +252,16 @@ public final class UpgradeFloodBench {
                 .start();
         p.getInputStream().readAllBytes();
         p.waitFor(60, TimeUnit.SECONDS);
-        return gateway.heapUsed();
+        // a gateway starved of CPU (or dying of the flood) may not answer at once: retry, then report -1 instead of
+        // losing every figure of the run to one unanswered metrics request
+        for (int attempt = 0; attempt < 6; attempt++) {
+            try {
+                return gateway.heapUsed();
+            } catch (java.io.IOException unanswered) {
+                Thread.sleep(1000);
+            }
+        }
+        return -1;
     }
 
     private static WebSocketClient client(Vertx vertx, String localAddress) {

@@ -608,7 +608,15 @@ class ChartTest {
                 assertFalse(Boolean.TRUE.equals(run.getReadOnly()));
             }
             assertEquals(!writer && !runMount, Boolean.TRUE.equals(v.getPersistentVolumeClaim().getReadOnly()), c.getName());
-            assertEquals(runMount ? 3 : 2, c.getVolumeMounts().size(), c.getName() + " mounts only data (and run) and /tmp");
+            // the archive-server also writes its own cache (group DID filters) to an emptyDir, never to the data volume
+            boolean cacheMount = "archive-server".equals(component);
+            if (cacheMount) {
+                String cacheDir = c.getEnv().stream().filter(e -> e.getName().equals("JETSTREAM_ARCHIVE_CACHE_DIR"))
+                        .findFirst().orElseThrow().getValue();
+                assertTrue(volume(t.getSpec(), mount(c, cacheDir).getName()).getEmptyDir() != null, "cache is an emptyDir");
+            }
+            assertEquals((runMount ? 3 : 2) + (cacheMount ? 1 : 0), c.getVolumeMounts().size(),
+                    c.getName() + " mounts only data (and run), /tmp and the archive-server's cache");
         }
     }
 

@@ -42,6 +42,8 @@ public final class SettingCatalog {
     private static final Map<String, Setting> BY_ENV = index(List.of(
             declare("JETSTREAM_ADDR", Type.STRING, ":8080", ALL,
                     "public listener, Go listen syntax `[host]:port` (`:8080`, `127.0.0.1:8080`, `[::1]:8080`)"),
+            declare("JETSTREAM_ARCHIVE_CACHE_DIR", Type.STRING, "/tmp/jetstream-archive-cache", EnumSet.of(Service.ARCHIVE),
+                    "writable directory for the archive-server's own derived files (the group DID filters, mapped off the heap; never the data dir)"),
             declare("JETSTREAM_ARCHIVE_MAX_CONCURRENT_PER_IP", Type.INT, "0", EnumSet.of(Service.ARCHIVE),
                     "requests one client IP may have in flight on those methods (a download holds its slot until its last byte is written or the connection drops)"),
             declare("JETSTREAM_ARCHIVE_RATE_LIMIT", Type.DOUBLE, "0", EnumSet.of(Service.ARCHIVE),

@@ -1,6 +1,7 @@
 package jetstream.planner;
 
 import java.nio.ByteBuffer;
+import java.nio.LongBuffer;
 import java.util.Arrays;
 import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
@@ -10,7 +11,8 @@ import jetstream.segment.GloomFilter;
  * one block, so a probe reads one cache line) over the DID-hash sections of the group's segments.
  * A DID whose hash is absent here is in none of them, so the planner skips the whole group with
  * one probe instead of one segment-bloom probe per segment (docs/decisions.md). Built from the
- * sections only; immutable.
+ * sections only; immutable once built. Its bits live where its {@link DidFilterSpace} puts them (heap or
+ * a mapped cache file).
  */
 final class DidGroupFilter {
     static final int K = 4;
@@ -20,21 +22,22 @@ final class DidGroupFilter {
     private static final int SAMPLE_SHIFT = 6;
 
     private final SegmentSummary[] members;
-    private final long[] words;
+    private final LongBuffer words;
     private final int blocks;
 
-    private DidGroupFilter(SegmentSummary[] members, long[] words) {
+    private DidGroupFilter(SegmentSummary[] members, LongBuffer words) {
         this.members = members;
         this.words = words;
-        this.blocks = words.length / 8;
+        this.blocks = words.capacity() / 8;
     }
 
     /**
      * The filter over these segments' sections, or null when one has no section or a damaged one
      * (its segments are then probed one by one), or when it would take more than {@code maxBytes}
-     * (known before anything is allocated). Reads every section byte (their CRCs are checked).
+     * (known before anything is allocated). Reads every section byte (their CRCs are checked); the
+     * bits go to {@code space}.
      */
-    static DidGroupFilter build(SegmentSummary[] members, long maxBytes) {
+    static DidGroupFilter build(SegmentSummary[] members, long maxBytes, DidFilterSpace space) {
         ByteBuffer[] sections = new ByteBuffer[members.length];
         for (int i = 0; i < members.length; i++) {
             ByteBuffer s = members[i].didHashes();
@@ -53,7 +56,7 @@ final class DidGroupFilter {
                 return null;
             }
         }
-        long[] words = new long[(int) blocks * 8];
+        LongBuffer words = space.allocate((int) blocks * 8);
         for (ByteBuffer s : sections) {
             int n = DidHashSection.count(s);
             for (int i = 0; i < n; i++) {
@@ -94,12 +97,13 @@ final class DidGroupFilter {
         return distinct << SAMPLE_SHIFT;
     }
 
-    private static void add(long[] words, int blocks, int h) {
+    private static void add(LongBuffer words, int blocks, int h) {
         int base = block(h, blocks) * 8;
         long m = mix(h);
         for (int i = 0; i < K; i++) {
             int pos = (int) (m >>> (9 * i)) & 511;
-            words[base + (pos >>> 6)] |= 1L << (pos & 63);
+            int w = base + (pos >>> 6);
+            words.put(w, words.get(w) | 1L << (pos & 63));
         }
     }
 
@@ -110,7 +114,7 @@ final class DidGroupFilter {
         long m = mix(h);
         for (int i = 0; i < K; i++) {
             int pos = (int) (m >>> (9 * i)) & 511;
-            if ((words[base + (pos >>> 6)] & (1L << (pos & 63))) == 0) {
+            if ((words.get(base + (pos >>> 6)) & (1L << (pos & 63))) == 0) {
                 return false;
             }
         }
@@ -142,6 +146,6 @@ final class DidGroupFilter {
     }
 
     long bytes() {
-        return (long) words.length * 8;
+        return (long) words.capacity() * 8;
     }
 }

@@ -9,12 +9,10 @@ import jetstream.segment.GloomFilter;
  * Group membership follows the file index, so a seal or a rewrite only rebuilds its own group and
  * every other filter is reused from the previous manifest. The open group (the one the next seal
  * may still join) and groups without filters are probed segment by segment, as before. Filters take
- * at most {@link #DEFAULT_BUDGET_BYTES} of heap in total; groups past the budget get none.
+ * at most their {@link DidFilterSpace}'s bytes in total (heap or mapped); groups past it get none.
  */
 final class DidGroups {
     static final int GROUP = 64;
-    /** Heap for all group filters: ~1 byte per distinct DID per group, so 128 MiB covers ~130 M (group, DID) pairs. */
-    static final long DEFAULT_BUDGET_BYTES = 128L << 20;
     static final DidGroups NONE = new DidGroups(new DidGroupFilter[0], 0);
 
     private final DidGroupFilter[] filters;
@@ -28,10 +26,11 @@ final class DidGroups {
     /**
      * Filters for {@code sorted} (ascending index), reusing any of {@code previous}' filters whose
      * members are unchanged; with {@code buildMissing} the other closed groups get new filters
-     * (reading their sections), else they stay without until a later build.
+     * (reading their sections, bits in {@code space}), else they stay without until a later build.
      */
     static DidGroups build(List<SegmentSummary> sorted, List<DidGroups> previous, boolean buildMissing,
-                           long budgetBytes) {
+                           DidFilterSpace space) {
+        long budgetBytes = space.maxBytes();
         if (sorted.isEmpty()) {
             return NONE;
         }
@@ -60,7 +59,7 @@ final class DidGroups {
                 }
             }
             if (f == null && buildMissing) {
-                f = DidGroupFilter.build(members, budgetBytes - used);
+                f = DidGroupFilter.build(members, budgetBytes - used, space);
             }
             if (f != null && used + f.bytes() <= budgetBytes) {
                 out[g] = f;
@@ -105,7 +104,7 @@ final class DidGroups {
         return n;
     }
 
-    /** Heap bytes of all filters. */
+    /** Bytes of all filters (heap or mapped, as their space). */
     long bytes() {
         return bytes;
     }

@@ -15,14 +15,16 @@ import jetstream.segment.GloomFilter;
  * consistent archive.
  */
 public final class Manifest {
-    public static final Manifest EMPTY = new Manifest(List.of(), null, false);
+    public static final Manifest EMPTY = empty(DidFilterSpace.HEAP);
 
     private final List<SegmentSummary> segments;
     private final Map<String, SegmentSummary> byName;
     private final long sealedTipSeq;
     private final DidGroups groups;
+    private final DidFilterSpace space;
 
-    private Manifest(List<SegmentSummary> sorted, List<DidGroups> previous, boolean buildGroups) {
+    private Manifest(List<SegmentSummary> sorted, List<DidGroups> previous, boolean buildGroups, DidFilterSpace space) {
+        this.space = space;
         this.segments = Collections.unmodifiableList(sorted);
         this.byName = new HashMap<>(sorted.size() * 2);
         long tip = 0;
@@ -32,7 +34,15 @@ public final class Manifest {
         }
         this.sealedTipSeq = tip;
         this.groups = previous == null ? DidGroups.NONE
-                : DidGroups.build(this.segments, previous, buildGroups, DidGroups.DEFAULT_BUDGET_BYTES);
+                : DidGroups.build(this.segments, previous, buildGroups, space);
+    }
+
+    /**
+     * An empty manifest whose descendants ({@link #of(Collection, Manifest)}, {@link #with}, ...) keep
+     * their group DID filters in {@code space}; {@link #EMPTY} keeps them on the heap.
+     */
+    public static Manifest empty(DidFilterSpace space) {
+        return new Manifest(List.of(), null, false, space);
     }
 
     /** A manifest of these segments (any order; one per index), its group DID filters built. */
@@ -46,20 +56,21 @@ public final class Manifest {
      * sections: seconds at full-network size, so a server builds off its request path).
      */
     public static Manifest of(Collection<SegmentSummary> segments, Manifest previous) {
-        return new Manifest(sorted(segments), List.of(previous.groups), true);
+        return new Manifest(sorted(segments), List.of(previous.groups), true, previous.space);
     }
 
     /**
      * These segments with only the group filters of {@code sources} that still cover unchanged
      * groups; nothing is built (cheap: a publish uses it, then {@link #of(Collection, Manifest)} builds
-     * the rest in the background). Groups without a filter plan through their segment blooms.
+     * the rest in the background). Groups without a filter plan through their segment blooms. The
+     * first source's filter space is kept (the heap when there is none).
      */
     public static Manifest reusing(Collection<SegmentSummary> segments, Manifest... sources) {
         List<DidGroups> from = new ArrayList<>(sources.length);
         for (Manifest m : sources) {
             from.add(m.groups);
         }
-        return new Manifest(sorted(segments), from, false);
+        return new Manifest(sorted(segments), from, false, sources.length > 0 ? sources[0].space : DidFilterSpace.HEAP);
     }
 
     private static List<SegmentSummary> sorted(Collection<SegmentSummary> segments) {
@@ -92,7 +103,7 @@ public final class Manifest {
         }
         List<SegmentSummary> next = new ArrayList<>(segments);
         next.removeIf(x -> x.name().equals(name));
-        return new Manifest(next, List.of(groups), true);
+        return new Manifest(next, List.of(groups), true, space);
     }
 
     /** Sealed segments in ascending index order. */
@@ -138,9 +149,14 @@ public final class Manifest {
         return groups.filtered();
     }
 
-    /** Heap bytes of the group DID filters. */
+    /** Bytes of the group DID filters: heap, or mapped from the cache directory ({@link #didGroupFiltersMapped()}). */
     public long didGroupFilterBytes() {
         return groups.bytes();
+    }
+
+    /** Whether the group DID filters live in mapped files (off the heap). */
+    public boolean didGroupFiltersMapped() {
+        return space.isMapped();
     }
 
     /** Bytes of DID blooms held resident by all segments. */

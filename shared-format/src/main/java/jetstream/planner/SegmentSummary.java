@@ -2,13 +2,12 @@ package jetstream.planner;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.CollectionIndex;
 import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.MappedBlooms;
-import jetstream.segment.SegmentException;
+import jetstream.segment.MappedFooter;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
@@ -117,28 +116,11 @@ public final class SegmentSummary {
      * the block index, the bloom framings and the collection index: nothing proportional to the bloom
      * bytes is read or copied. The footer rules of docs/segment-format.md are checked as {@link SegmentReader} does.
      *
-     * @throws SegmentException for a structural problem, as {@link SegmentReader#open(ByteBuffer, boolean)}
+     * @throws jetstream.segment.SegmentException for a structural problem, as {@link SegmentReader#open(ByteBuffer, boolean)}
      */
     public static SegmentSummary open(ByteBuffer file, String name, long index, long mtimeMillis, ZstdFrames zstd) {
-        ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        long size = f.limit();
-        if (size < SegmentHeader.SIZE) {
-            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, "segment of " + size + " bytes is shorter than its header");
-        }
-        byte[] hb = new byte[SegmentHeader.SIZE];
-        f.get(0, hb, 0, hb.length);
-        SegmentHeader h = SegmentHeader.parseSealed(hb, 0);
-        h.validateFooterLayout(size);
-        int indexLen = (int) (h.didBloomOffset() - h.blockIndexOffset());
-        byte[] ib = new byte[indexLen];
-        f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
-        BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
-        int collAt = (int) h.collectionIndexOffset();
-        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
-        byte[] cb = new byte[collEnd - collAt];
-        f.get(collAt, cb, 0, cb.length);
-        CollectionIndex ci = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
-        return load(f, h, ci, collEnd < size ? collEnd : -1, name, index, mtimeMillis);
+        MappedFooter footer = MappedFooter.read(file, zstd);
+        return load(file, footer.header(), footer.collections(), footer.didHashSectionAt(), name, index, mtimeMillis);
     }
 
     /** {@code sectionAt}: where the DID-hash section starts in {@code file}, -1 for none. */

@@ -102,24 +102,9 @@ public final class SegmentReader {
      */
     public static SegmentReader openMapped(Path path, ZstdFrames zstd) throws IOException {
         ByteBuffer f = map(path).order(ByteOrder.LITTLE_ENDIAN);
-        long size = f.limit();
-        if (size < SegmentHeader.SIZE) {
-            throw SegmentException.corrupt("segment of " + size + " bytes is shorter than its header");
-        }
-        byte[] hb = new byte[SegmentHeader.SIZE];
-        f.get(0, hb, 0, hb.length);
-        SegmentHeader h = SegmentHeader.parseSealed(hb, 0);
-        h.validateFooterLayout(size);
-        int indexLen = (int) (h.didBloomOffset() - h.blockIndexOffset());
-        byte[] ib = new byte[indexLen];
-        f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
-        BlockIndex index = BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
-        int collAt = (int) h.collectionIndexOffset();
-        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
-        byte[] cb = new byte[collEnd - collAt];
-        f.get(collAt, cb, 0, cb.length);
-        CollectionIndex coll = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
-        return new SegmentReader(f, h, index, null, null, coll, MappedBlooms.of(f, h));
+        MappedFooter footer = MappedFooter.read(f, zstd);
+        return new SegmentReader(f, footer.header(), footer.blockIndex(), null, null, footer.collections(),
+                MappedBlooms.of(f, footer.header()));
     }
 
     /**

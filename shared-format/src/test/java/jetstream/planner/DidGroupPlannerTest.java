@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -14,6 +16,7 @@ import jetstream.segment.GloomFilter;
 import jetstream.segment.io.SegmentName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The group DID filters ({@link DidGroups}) change which blooms a plan probes, never its answer:
@@ -71,13 +74,17 @@ class DidGroupPlannerTest {
     }
 
     private static Manifest manifest(Archive a, boolean sections, String omitDid, long omitIn) {
+        return manifest(a, sections, omitDid, omitIn, Manifest.EMPTY);
+    }
+
+    private static Manifest manifest(Archive a, boolean sections, String omitDid, long omitIn, Manifest base) {
         List<SegmentSummary> out = new ArrayList<>();
         for (int s = 0; s < a.indexes().size(); s++) {
             long index = a.indexes().get(s);
             Set<String> omit = index == omitIn ? Set.of(omitDid) : Set.of();
             out.add(Archives.summary(index, a.segments().get(s), sections, omit));
         }
-        return Manifest.of(out);
+        return Manifest.of(out, base);
     }
 
     private static PlanFilter randomFilter(Random rnd, int pool, long maxSeq) {
@@ -152,6 +159,54 @@ class DidGroupPlannerTest {
         assertTrue(plans > archives * 30L, "plans " + plans);
         // the filters did skip segment blooms (else the comparison above proves nothing)
         assertTrue(groupsRuledOut > plans, "segments ruled out by their group: " + groupsRuledOut);
+    }
+
+    /**
+     * Filters in mapped cache files answer as the heap ones, and their space's byte budget (not the
+     * heap's) decides how many groups get one: a heap budget of one filter leaves groups unfiltered,
+     * the mapped space filters them all, and both plan exactly as the planner without filters.
+     */
+    @Test
+    void mappedFiltersPlanAsHeapFiltersBeyondTheHeapBudget(@TempDir Path cache) throws Exception {
+        Random rnd = new Random(64);
+        Manifest heapBase = Manifest.empty(DidFilterSpace.heap(64));
+        Manifest mappedBase = Manifest.empty(DidFilterSpace.mapped(cache, DidFilterSpace.DEFAULT_MAPPED_BYTES));
+        int checked = 0;
+        for (int a = 0; a < 20; a++) {
+            int pool = 50 + rnd.nextInt(150);
+            Archive archive = randomArchive(rnd, pool);
+            long open = archive.indexes().get(archive.indexes().size() - 1) / DidGroups.GROUP;
+            long closedGroups = archive.indexes().stream().mapToLong(i -> i / DidGroups.GROUP).filter(g -> g < open)
+                    .distinct().count();
+            Manifest heap = manifest(archive, true, null, -1, heapBase);
+            Manifest mapped = manifest(archive, true, null, -1, mappedBase);
+            Manifest plain = manifest(archive, false, null, -1);
+            Manifest heapFull = manifest(archive, true, null, -1);
+            assertTrue(mapped.didGroupFiltersMapped());
+            assertEquals(closedGroups, mapped.didGroupFilters(), "archive " + a);
+            assertTrue(heap.didGroupFilters() <= 1, "a 64-byte heap budget holds at most one filter");
+            try (var files = Files.list(cache)) {
+                assertEquals(0, files.count(), "mapped filter files are unlinked once mapped");
+            }
+            for (int f = 0; f < 20; f++) {
+                PlanFilter filter;
+                try {
+                    filter = randomFilter(rnd, pool, archive.maxSeq());
+                } catch (PlanRequestException e) {
+                    continue;
+                }
+                String want = render(SnapshotPlanner.plan(plain, filter, PlanLimits.DEFAULTS));
+                assertEquals(want, render(SnapshotPlanner.plan(mapped, filter, PlanLimits.DEFAULTS)), "archive " + a);
+                assertEquals(want, render(SnapshotPlanner.plan(heap, filter, PlanLimits.DEFAULTS)), "archive " + a);
+                for (SegmentSummary s : mapped.segments()) {
+                    assertEquals(heapFull.groupMayContain(heapFull.get(s.name()), filter.probes()),
+                            mapped.groupMayContain(s, filter.probes()),
+                            "mapped and heap filters hold the same bits");
+                }
+                checked++;
+            }
+        }
+        assertTrue(checked > 300, "plans compared: " + checked);
     }
 
     @Test

@@ -106,13 +106,13 @@ class DidHashSectionTest {
         Set<String> dids = new HashSet<>();
         byte[] file = Files.readAllBytes(sealedSegment(dids));
         SegmentSummary intact = summary(file, 0);
-        assertNotNull(DidGroupFilter.build(new SegmentSummary[] {intact}, Long.MAX_VALUE));
+        assertNotNull(DidGroupFilter.build(new SegmentSummary[] {intact}, Long.MAX_VALUE, DidFilterSpace.HEAP));
         SegmentHeader h = SegmentHeader.parseSealed(file, 0);
         // a hash byte near the end (inside the section, before its CRC)
         file[file.length - 6] ^= 0x40;
         SegmentSummary damaged = summary(file, 0);
         assertFalse(DidHashSection.isValid(damaged.didHashes()));
-        assertNull(DidGroupFilter.build(new SegmentSummary[] {intact, damaged}, Long.MAX_VALUE));
+        assertNull(DidGroupFilter.build(new SegmentSummary[] {intact, damaged}, Long.MAX_VALUE, DidFilterSpace.HEAP));
         assertTrue(h.collectionIndexOffset() < file.length - 6);
     }
 }
