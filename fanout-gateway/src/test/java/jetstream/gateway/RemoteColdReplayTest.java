@@ -138,7 +138,7 @@ class RemoteColdReplayTest {
         sink.execute(() -> s.start(false, cursor, null));
         long deadline = System.nanoTime() + 30_000_000_000L;
         while (s.position() < ring.tip() && sink.closeCode == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(2);
+            Thread.sleep(1);
         }
         return new Run(sink, metrics, registry);
     }
@@ -160,9 +160,17 @@ class RemoteColdReplayTest {
         return V2Params.parse(q).filter();
     }
 
+    /** One local and one remote cold replay shared by a test's subscriptions, as in a gateway. */
+    private ColdReplay sharedLocal;
+    private ColdReplay sharedRemote;
+
     private void sameFrames(Wire wire, SubscriptionFilter filter, long cursor) throws Exception {
-        Run local = run(wire, filter, cursor, local(), 37);
-        Run remote = run(wire, filter, cursor, remote(64 << 10, Duration.ofSeconds(5)), 37);
+        if (sharedLocal == null) {
+            sharedLocal = local();
+            sharedRemote = remote(256 << 10, Duration.ofSeconds(5));
+        }
+        Run local = run(wire, filter, cursor, sharedLocal, 37);
+        Run remote = run(wire, filter, cursor, sharedRemote, 37);
         String what = wire + " " + filter + " from " + cursor;
         assertEquals(0, local.sink().closeCode, what + ": local " + local.sink().closeReason);
         assertEquals(0, remote.sink().closeCode, what + ": remote " + remote.sink().closeReason);
@@ -178,7 +186,7 @@ class RemoteColdReplayTest {
         List<SubscriptionFilter> v2 = List.of(v2(Map.of()), v2(Map.of("collections", List.of("app.bsky.feed.like"))),
                 v2(Map.of("kinds", List.of("identity", "account", "sync"))), v2(Map.of("dids", List.of(dids))),
                 v2(Map.of("kinds", List.of("commit"), "collections", List.of("app.bsky.*"), "dids", List.of(TestRows.did(1)))));
-        for (long cursor : new long[] {1, 5, HOLE_FIRST - 3, HOLE_FIRST + 2, sealedTip - 20}) {
+        for (long cursor : new long[] {2, HOLE_FIRST - 3, sealedTip - 20}) {
             for (SubscriptionFilter f : v1) {
                 sameFrames(Wire.V1, f, cursor);
             }
