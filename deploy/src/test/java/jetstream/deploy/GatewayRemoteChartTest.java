@@ -126,4 +126,39 @@ class GatewayRemoteChartTest {
         Files.writeString(values, "gateway:\n  mode: elsewhere\n");
         assertThrows(RuntimeException.class, () -> Chart.template("jetstream", "jetstream", Optional.of(values)));
     }
+    @Test
+    void remoteGatewaysReplayFromTheArchiveServiceOrAGivenUrl(@TempDir Path tmp) throws IOException {
+        Container gc = Rendered.only(remote.get(Deployment.class, "jetstream-gateway").getSpec().getTemplate());
+        Service archive = remote.get(Service.class, "jetstream-archive-server");
+        assertEquals("http://jetstream-archive-server:" + archive.getSpec().getPorts().get(0).getPort(),
+                env(gc).get("JETSTREAM_ARCHIVE_URL"));
+        Container lc = Rendered.only(local.get(Deployment.class, "jetstream-gateway").getSpec().getTemplate());
+        assertNull(env(lc).get("JETSTREAM_ARCHIVE_URL"), "a local gateway reads the data volume");
+        Path values = tmp.resolve("v.yaml");
+        Files.writeString(values, "gateway:\n  mode: remote\n  archiveUrl: https://cdn.example.org/\n"
+                + "feed:\n  secret:\n    value: a-feed-secret-of-32-bytes-length\n");
+        Rendered cdn = Rendered.of("jetstream", "jetstream", Optional.of(values));
+        assertEquals("https://cdn.example.org/", env(Rendered.only(cdn.get(Deployment.class, "jetstream-gateway")
+                .getSpec().getTemplate())).get("JETSTREAM_ARCHIVE_URL"));
+    }
+
+    @Test
+    void theAutoscalerCanScaleOnConnections(@TempDir Path tmp) throws IOException {
+        assertEquals(1, remote.get(HorizontalPodAutoscaler.class, "jetstream-gateway").getSpec().getMetrics().size(),
+                "CPU only by default (the custom metric needs prometheus-adapter)");
+        Path values = tmp.resolve("v.yaml");
+        Files.writeString(values, "gateway:\n  mode: remote\n  autoscaling:\n    targetConnectionsPerPod: 2500\n"
+                + "feed:\n  secret:\n    value: a-feed-secret-of-32-bytes-length\n");
+        HorizontalPodAutoscaler hpa = Rendered.of("jetstream", "jetstream", Optional.of(values))
+                .get(HorizontalPodAutoscaler.class, "jetstream-gateway");
+        var metrics = hpa.getSpec().getMetrics();
+        assertEquals("cpu", metrics.get(0).getResource().getName());
+        assertEquals("Pods", metrics.get(1).getType());
+        assertEquals("jetstream_subscribe_connections", metrics.get(1).getPods().getMetric().getName());
+        assertEquals("AverageValue", metrics.get(1).getPods().getTarget().getType());
+        assertEquals("2500", metrics.get(1).getPods().getTarget().getAverageValue().toString());
+        String readme = Files.readString(Path.of("README.md"));
+        assertTrue(readme.contains("jetstream_subscribe_connections") && readme.contains("jetstream_subscribe_subscribers"),
+                "deploy/README.md documents the prometheus-adapter rule");
+    }
 }

@@ -94,6 +94,7 @@ public class Gateway {
     /** The stats writer's health as the sweep last saw it (it restarts a dead writer). */
     private volatile boolean statsAlive = true;
     private volatile String httpAddress = "";
+    private CatalogSource catalogSource;
 
     void onStart(@Observes StartupEvent ev) {
         EnvGuard.check(System.getenv());
@@ -172,12 +173,13 @@ public class Gateway {
             t.setDaemon(true);
             return t;
         });
-        cold = new ColdReplay(new SegmentCatalog(Path.of(config.dataDir(), "segments")),
-                new BlockCache(config.subscribeBlockCacheBytes()), new VacancySet(), coldPool,
+        BlockCache blocks = new BlockCache(config.subscribeBlockCacheBytes());
+        catalogSource = CatalogSource.open(config, blocks);
+        cold = new ColdReplay(catalogSource.catalog(), blocks, new VacancySet(), coldPool,
                 new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         // The first scan, before any subscriber; afterwards only the feed's seal/rewrite notices, feed
         // reconnects and the sweep's listing rescan it, on the cold pool.
-        cold.catalog().refresh();
+        catalogSource.firstScan();
         metrics = new SubscribeMetrics(registry);
         metrics.coldThrottle(cold.budget());
         stateBudget = new StateBudget(config.subscribeStateBudgetBytes());
@@ -272,11 +274,7 @@ public class Gateway {
      */
     private void checkCatalog() {
         try {
-            if (cold.catalog().stale()) {
-                cold.catalog().refresh();
-            }
-        } catch (RuntimeException e) {
-            LOG.errorf(e, "segment catalog check failed");
+            catalogSource.check();
         } finally {
             catalogCheck.set(false);
         }
@@ -372,9 +370,18 @@ public class Gateway {
         return ring().started() && writerRunning;
     }
 
-    /** Readiness: the feed is connected, the ring holds its tip and the stats writer is alive. */
+    /**
+     * Readiness: the feed is connected, the ring holds its tip, the stats writer is alive and, in remote
+     * mode, the archive answered the last request (cold replay would fail while it does not).
+     */
     public boolean ready() {
-        return feedConnected && ring().started() && statsAlive;
+        return feedConnected && ring().started() && statsAlive && archiveReachable();
+    }
+
+    /** True without an archive URL; else whether the archive answered the last request. */
+    boolean archiveReachable() {
+        init();
+        return catalogSource.reachable();
     }
 
     /** False while the stats writer is dead (until the sweep restarts it) or stuck. */

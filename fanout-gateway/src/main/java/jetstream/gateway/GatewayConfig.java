@@ -111,4 +111,14 @@ public interface GatewayConfig {
 
     /** {@code JETSTREAM_FEED_TLS_CA}: PEM certificates to trust for a TLS feed; empty = plain TCP. */
     Optional<String> feedTlsCa();
+
+    /**
+     * {@code JETSTREAM_ARCHIVE_URL}: base URL of the archive-server (or a CDN in front of it); set, cold
+     * replay and cursor resolution read sealed segments over its XRPC methods instead of {@code <data-dir>/segments}.
+     */
+    Optional<String> archiveUrl();
+
+    /** {@code JETSTREAM_ARCHIVE_TIMEOUT}: deadline of each request to {@code JETSTREAM_ARCHIVE_URL} (headers and body). */
+    @WithDefault("10s")
+    Duration archiveTimeout();
 }

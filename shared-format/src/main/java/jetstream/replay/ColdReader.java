@@ -11,11 +11,12 @@ import jetstream.filter.CollectionSet;
 import jetstream.filter.KindClass;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.segment.ActiveSegmentReader;
+import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.CollectionIndex;
 import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentReader;
+import jetstream.segment.SegmentBlocks;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 
@@ -48,6 +49,10 @@ public final class ColdReader implements AutoCloseable {
     private long blocksRead;
     /** Rows handed over during the current {@link #read}. */
     private int visited;
+    /** The seq the current scan has delivered up to, where a scan of a refreshed snapshot resumes. */
+    private long position;
+    /** Scans of one read that may meet a rewritten segment before it fails. */
+    private static final int STALE_RETRIES = 3;
 
     public ColdReader(SegmentCatalog catalog, BlockCache cache, VacancySet vacancies, SubscriptionFilter filter) {
         this.catalog = catalog;
@@ -77,10 +82,10 @@ public final class ColdReader implements AutoCloseable {
      * @throws CoverageGapException when seqs in the range are neither stored nor vacant
      */
     public long read(long from, long until, int maxRows, RowVisitor visitor) {
-        long next = scan(catalog.snapshot(), from, until, maxRows, visitor);
+        long next = scanOrRefresh(catalog.snapshot(), from, until, maxRows, visitor);
         if (next < until && visited < maxRows) {
             // The snapshot may predate a flush or a seal: look again before calling it a gap.
-            next = scan(catalog.refresh(), next, until, maxRows, visitor);
+            next = scanOrRefresh(catalog.refresh(), next, until, maxRows, visitor);
         }
         if (next < until && visited < maxRows) {
             if (!vacancies.covers(next, until)) {
@@ -92,24 +97,46 @@ public final class ColdReader implements AutoCloseable {
         return next;
     }
 
+    /**
+     * Scans {@code snap}; a segment the archive rewrote (compaction) or merged away after the snapshot was
+     * taken is seen when its blocks are fetched: the catalog is refreshed and the scan goes on from the
+     * same seq in the new picture (rows already visited are not visited again).
+     */
+    private long scanOrRefresh(SegmentCatalog.Snapshot snap, long from, long until, int maxRows, RowVisitor visitor) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return scan(snap, from, until, maxRows, visitor);
+            } catch (StaleSegmentException e) {
+                if (attempt >= STALE_RETRIES) {
+                    throw e;
+                }
+                from = position;
+                snap = catalog.refresh();
+            }
+        }
+    }
+
     private long scan(SegmentCatalog.Snapshot snap, long from, long until, int maxRows, RowVisitor visitor) {
         long expected = from;
+        position = from;
         for (SealedSegment s : snap.sealed()) {
             if (expected >= until || visited >= maxRows) {
                 return Math.min(expected, until);
             }
-            if (s.maxSeq() < expected || s.reader().blockCount() == 0) {
+            if (s.maxSeq() < expected) {
                 continue;
             }
-            SegmentReader r = s.reader();
-            BitSet cand = candidates(s);
-            for (int b = 0; b < r.blockCount(); b++) {
-                BlockIndexEntry e = r.entry(b);
+            position = expected;
+            SegmentBlocks r = s.blocks();
+            BlockIndex index = r.blockIndex();
+            BitSet cand = candidates(s, index.size());
+            for (int b = 0; b < index.size(); b++) {
+                BlockIndexEntry e = index.get(b);
                 if (e.maxSeq() < expected) {
                     continue;
                 }
                 if (e.minSeq() > expected) {
-                    gap(expected, Math.min(e.minSeq(), until), s.path().getFileName().toString());
+                    gap(expected, Math.min(e.minSeq(), until), s.name());
                     expected = e.minSeq();
                 }
                 if (expected >= until) {
@@ -118,6 +145,7 @@ public final class ColdReader implements AutoCloseable {
                 if (cand != null && !cand.get(b)) {
                     blocksSkipped++;
                 } else {
+                    position = expected;
                     byte[] body = cache.get(new BlockCache.Key(s.checksum(), b));
                     if (body == null) {
                         r.block(b, view, zstd);
@@ -208,22 +236,22 @@ public final class ColdReader implements AutoCloseable {
     }
 
     /** Blocks of {@code s} that may hold a matching row, or null for "all". Cached per segment checksum. */
-    private BitSet candidates(SealedSegment s) {
-        if (filter.isMatchAll()) {
+    private BitSet candidates(SealedSegment s, int blockCount) {
+        if (filter.isMatchAll() || !s.blocks().skipsBlocks()) {
             return null;
         }
-        return candidates.computeIfAbsent(s.checksum(), k -> compute(s.reader()));
+        return candidates.computeIfAbsent(s.checksum(), k -> compute(s.blocks(), blockCount));
     }
 
-    private BitSet compute(SegmentReader r) {
+    private BitSet compute(SegmentBlocks r, int blockCount) {
         BitSet out = null;
         if (didBytes != null) {
-            out = new BitSet(r.blockCount());
+            out = new BitSet(blockCount);
             for (byte[] d : didBytes) {
                 out.or(r.blocksForDid(d));
             }
         }
-        BitSet byKind = kindBlocks(r);
+        BitSet byKind = kindBlocks(r, blockCount);
         if (byKind != null) {
             if (out == null) {
                 out = byKind;
@@ -240,7 +268,7 @@ public final class ColdReader implements AutoCloseable {
      * Commit rows in segments always carry a collection, so an empty-collection commit cannot hide
      * in a skipped block.
      */
-    private BitSet kindBlocks(SegmentReader r) {
+    private BitSet kindBlocks(SegmentBlocks r, int blockCount) {
         int mask = filter.kindMask();
         boolean all = mask == SubscriptionFilter.ALL_KINDS;
         CollectionSet coll = filter.collections();
@@ -253,7 +281,7 @@ public final class ColdReader implements AutoCloseable {
             return null;
         }
         CollectionIndex idx = r.collectionIndex();
-        BitSet out = new BitSet(r.blockCount());
+        BitSet out = new BitSet(blockCount);
         if (filter.isV1() || all || (mask & KindClass.IDENTITY) != 0) {
             out.or(idx.blocksFor("$identity"));
         }

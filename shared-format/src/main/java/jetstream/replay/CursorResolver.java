@@ -2,9 +2,10 @@ package jetstream.replay;
 
 import java.util.List;
 
+import jetstream.segment.BlockIndex;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentReader;
+import jetstream.segment.SegmentBlocks;
 import jetstream.segment.ZstdFrames;
 
 /**
@@ -127,21 +128,22 @@ public final class CursorResolver {
         if (ts <= s.minWitnessedAt()) {
             return s.minSeq();
         }
-        SegmentReader r = s.reader();
+        SegmentBlocks r = s.blocks();
+        BlockIndex index = r.blockIndex();
         int blo = 0;
-        int bhi = r.blockCount();
+        int bhi = index.size();
         while (blo < bhi) {
             int mid = (blo + bhi) >>> 1;
-            if (r.entry(mid).maxWitnessedAt() >= ts) {
+            if (index.get(mid).maxWitnessedAt() >= ts) {
                 bhi = mid;
             } else {
                 blo = mid + 1;
             }
         }
-        if (blo == r.blockCount()) {
+        if (blo == index.size()) {
             return s.maxSeq() + 1;
         }
-        BlockIndexEntry e = r.entry(blo);
+        BlockIndexEntry e = index.get(blo);
         BlockView view = r.block(blo, new BlockView(), zstd);
         for (int i = 0; i < view.size(); i++) {
             if (view.witnessedAt(i) >= ts) {

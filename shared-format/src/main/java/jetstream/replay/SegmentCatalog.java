@@ -16,7 +16,8 @@ import jetstream.segment.io.SegmentName;
 /**
  * The read-only view of a segment directory: sealed segments (mapped once, reused while their
  * checksum holds; their blooms stay in the mapping, so the heap does not grow with the archive) and
- * the active ones after them. {@link #refresh()} rescans (a directory listing and
+ * the active ones after them; or, for a remote-mode gateway, of the archive's sealed segments over
+ * HTTP ({@link #SegmentCatalog(ArchiveHttp, BlockCache)}, no active ones). {@link #refresh()} rescans (a directory listing and
  * one header read per file, under the catalog's lock: call it off any event loop); a snapshot is
  * immutable and published through a volatile reference, so {@link #snapshot()} is lock-free and
  * readers holding one keep a consistent picture while a seal or rewrite happens.
@@ -26,12 +27,35 @@ public final class SegmentCatalog {
     public record Snapshot(List<SealedSegment> sealed, List<SegmentName.Entry> active) {}
 
     private final Path dir;
+    /** Set in remote mode: the sealed segments come from the archive's HTTP, there are no active ones. */
+    private final ArchiveHttp archive;
+    private final BlockCache cache;
+    private volatile long listedNanos;
     private final Map<Path, SealedSegment> open = new HashMap<>();
     private volatile Snapshot snapshot = new Snapshot(List.of(), List.of());
     private final java.util.concurrent.atomic.AtomicLong refreshes = new java.util.concurrent.atomic.AtomicLong();
+    /** A remote catalog lists the archive again after this long even without a seal notice. */
+    private static final long REMOTE_RELIST_NANOS = 30_000_000_000L;
 
     public SegmentCatalog(Path dir) {
         this.dir = dir;
+        this.archive = null;
+        this.cache = null;
+    }
+
+    /**
+     * A remote-mode catalog: the archive's sealed segments over HTTP, their block indexes and blocks
+     * fetched when read (the index bytes kept in {@code cache}).
+     */
+    public SegmentCatalog(ArchiveHttp archive, BlockCache cache) {
+        this.dir = null;
+        this.archive = archive;
+        this.cache = cache;
+    }
+
+    /** The archive a remote-mode catalog reads, or null for a segment directory. */
+    public ArchiveHttp archive() {
+        return archive;
     }
 
     public Path dir() {
@@ -52,6 +76,11 @@ public final class SegmentCatalog {
      * (a new active file) or lacks a file the snapshot holds (merged away): a listing, no file is opened.
      */
     public boolean stale() {
+        if (archive != null) {
+            // No listing to compare: list again while the archive is unreachable (readiness follows it) and
+            // as a safety net for notices the feed did not carry.
+            return !archive.reachable() || System.nanoTime() - listedNanos >= REMOTE_RELIST_NANOS;
+        }
         List<SegmentName.Entry> entries;
         try {
             entries = SegmentName.scan(dir);
@@ -84,6 +113,9 @@ public final class SegmentCatalog {
 
     /** Rescans the directory; files whose header checksum changed (rewritten) are remapped. */
     public synchronized Snapshot refresh() {
+        if (archive != null) {
+            return relist();
+        }
         try (ZstdFrames zstd = new ZstdFrames()) {
             return refresh(zstd);
         }
@@ -109,7 +141,7 @@ public final class SegmentCatalog {
                 }
                 SealedSegment s = open.get(e.path());
                 if (s == null || s.checksum() != h.checksum()) {
-                    s = new SealedSegment(e.index(), e.path(), SegmentReader.openMapped(e.path(), zstd));
+                    s = SealedSegment.local(e.index(), e.path(), SegmentReader.openMapped(e.path(), zstd));
                 }
                 sealed.add(s);
                 keep.put(e.path(), s);
@@ -124,6 +156,28 @@ public final class SegmentCatalog {
         open.clear();
         open.putAll(keep);
         Snapshot s = new Snapshot(List.copyOf(sealed), List.copyOf(active));
+        snapshot = s;
+        return s;
+    }
+
+    /** Lists the archive's sealed segments; unchanged ones (same name and checksum) keep their object. */
+    private Snapshot relist() {
+        refreshes.incrementAndGet();
+        Map<String, SealedSegment> held = new HashMap<>();
+        for (SealedSegment s : snapshot.sealed()) {
+            held.put(s.name(), s);
+        }
+        List<SealedSegment> sealed = new ArrayList<>();
+        for (ArchiveHttp.Listed l : archive.list()) {
+            SealedSegment s = held.get(l.name());
+            if (s == null || s.checksum() != l.checksum()) {
+                s = new SealedSegment(l.index(), l.name(), null, l.checksum(), l.minSeq(), l.maxSeq(), l.minWitnessedAt(),
+                        l.maxWitnessedAt(), new ArchiveSegment(archive, cache, l.name(), l.checksum()));
+            }
+            sealed.add(s);
+        }
+        listedNanos = System.nanoTime();
+        Snapshot s = new Snapshot(List.copyOf(sealed), List.of());
         snapshot = s;
         return s;
     }

@@ -14,7 +14,7 @@ import java.util.BitSet;
  * footer's blooms and collection index. Files are mapped read-only; the reader is immutable and
  * safe to share between threads (callers bring their own {@link BlockView} and {@link ZstdFrames}).
  */
-public final class SegmentReader {
+public final class SegmentReader implements SegmentBlocks {
     private final ByteBuffer file;
     private final long size;
     private final SegmentHeader header;
@@ -146,6 +146,7 @@ public final class SegmentReader {
         return index.size();
     }
 
+    @Override
     public BlockIndex blockIndex() {
         return index;
     }
@@ -164,6 +165,7 @@ public final class SegmentReader {
         return blockBlooms;
     }
 
+    @Override
     public CollectionIndex collectionIndex() {
         return collections;
     }
@@ -205,6 +207,7 @@ public final class SegmentReader {
      * Decodes block {@code block} into {@code view} (reused) and checks it against its index entry
      * (uncompressed size, event count).
      */
+    @Override
     public BlockView block(int block, BlockView view, ZstdFrames zstd) {
         BlockIndexEntry e = checkedEntry(block);
         int len = (int) e.compressedSize();
@@ -244,6 +247,7 @@ public final class SegmentReader {
     }
 
     /** The blocks that may hold rows of {@code did}: segment bloom first, then each block's bloom. */
+    @Override
     public BitSet blocksForDid(byte[] did) {
         BitSet out = new BitSet(index.size());
         if (!mightContainDid(did)) {

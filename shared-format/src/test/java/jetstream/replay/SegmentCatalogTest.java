@@ -77,7 +77,7 @@ class SegmentCatalogTest {
             w.forceRotate();
         }
         SealedSegment s = new SegmentCatalog(dir).refresh().sealed().get(0);
-        SegmentReader mapped = s.reader();
+        SegmentReader mapped = (SegmentReader) s.blocks();
         SegmentReader heap = SegmentReader.open(s.path());
         assertNull(mapped.segmentBloom(), "no bloom parsed to the heap");
         assertNull(mapped.blockBlooms());

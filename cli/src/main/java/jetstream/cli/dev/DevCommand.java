@@ -98,8 +98,8 @@ public final class DevCommand implements Callable<Integer> {
 
     /**
      * {@code --gateways remote}: the ingester also serves its feed on TCP (base port + 9, a fresh
-     * random secret) and gateway-b follows it from its own empty data directory, as a gateway on
-     * another node would; gateway-a stays local.
+     * random secret) and gateway-b follows it from its own empty data directory, replaying cold
+     * history from the archive-server's HTTP, as a gateway on another node would; gateway-a stays local.
      */
     static Map<String, Map<String, String>> remoteGatewayEnv(String host, int basePort, Path data) {
         byte[] raw = new byte[24];
@@ -108,7 +108,8 @@ public final class DevCommand implements Callable<Integer> {
         String addr = host + ":" + (basePort + 9);
         return Map.of("ingester", Map.of("JETSTREAM_FEED_TCP_ADDR", addr, "JETSTREAM_FEED_SECRET", secret),
                 "gateway-b", Map.of("JETSTREAM_FEED_ADDR", addr, "JETSTREAM_FEED_SECRET", secret,
-                        "JETSTREAM_DATA_DIR", data.resolve("remote-gateway-b").toAbsolutePath().toString()));
+                        "JETSTREAM_DATA_DIR", data.resolve("remote-gateway-b").toAbsolutePath().toString(),
+                        "JETSTREAM_ARCHIVE_URL", "http://" + host + ":" + (basePort + 2)));
     }
 
     private int up(DevStack.Config cfg) throws Exception {

@@ -1,0 +1,281 @@
+package jetstream.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.filter.V1Params;
+import jetstream.filter.V2Params;
+import jetstream.replay.ArchiveHttp;
+import jetstream.replay.BlockCache;
+import jetstream.replay.CursorPlan;
+import jetstream.replay.CursorRequest;
+import jetstream.replay.SealedSegment;
+import jetstream.replay.SegmentCatalog;
+import jetstream.replay.VacancySet;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentIO;
+import jetstream.segment.io.SegmentRewriter;
+import jetstream.segment.io.SegmentWriter;
+
+/**
+ * Cold replay of a remote-mode gateway over the archive's HTTP ({@link ArchiveStub} on 127.0.0.1) against
+ * a local-mode gateway's over the same segment files: the same subscriptions (v1 and v2, cursors deep in
+ * cold history and across a vacancy, time cursors, filters) get the same frames, byte for byte; a
+ * compaction rewrite between the listing and the block fetches is followed; an archive that fails or
+ * stops answering mid-replay ends the stream as {@code store_unavailable} (never a gap) and turns
+ * readiness down until it answers again. Before remote cold replay existed, every one of these
+ * subscriptions was closed 1011 at its first cold read.
+ */
+@Tag("component")
+class RemoteColdReplayTest {
+    private static final int N = 900;
+    private static final long HOLE_FIRST = 301;
+    private static final long HOLE_LAST = 310;
+
+    @TempDir
+    Path dir;
+
+    private Path segments;
+    private final List<TestRows.Row> rows = new ArrayList<>();
+    private long sealedTip;
+    private Ring ring;
+    private ExecutorService pool;
+    private ArchiveStub stub;
+
+    @BeforeEach
+    void archive() throws Exception {
+        segments = Files.createDirectories(dir.resolve("segments"));
+        for (TestRows.Row r : TestRows.rows(new SplittableRandom(11), 1, N, 12)) {
+            if (r.seq() < HOLE_FIRST || r.seq() > HOLE_LAST) {
+                rows.add(r);
+            }
+        }
+        try (SegmentWriter w = SegmentWriter.open(segments, new SegmentWriter.Config(16, 6_000, Duration.ZERO))) {
+            for (TestRows.Row r : rows) {
+                r.append(w);
+            }
+            w.flush();
+        }
+        List<SealedSegment> sealed = new SegmentCatalog(segments).refresh().sealed();
+        assertTrue(sealed.size() >= 4, "several sealed segments: " + sealed.size());
+        sealedTip = sealed.get(sealed.size() - 1).maxSeq();
+        assertTrue(sealedTip < N, "an active segment after the sealed ones");
+        ring = ringFrom(sealedTip + 1);
+        pool = Executors.newFixedThreadPool(2);
+        stub = new ArchiveStub(segments);
+    }
+
+    @AfterEach
+    void stop() {
+        stub.close();
+        pool.shutdownNow();
+    }
+
+    /** A ring holding every row from {@code first} on, as a feed that started there would. */
+    private Ring ringFrom(long first) {
+        Ring r = new Ring(1L << 30);
+        r.reset(first, N);
+        EventEncoder enc = new EventEncoder();
+        for (TestRows.Row row : rows) {
+            if (row.seq() >= first) {
+                r.append(row.encode(enc));
+            }
+        }
+        r.publish();
+        return r;
+    }
+
+    private ColdReplay local() {
+        return new ColdReplay(new SegmentCatalog(segments), new BlockCache(1 << 20), vacancies(), pool);
+    }
+
+    private ColdReplay remote(long cacheBytes, Duration deadline) {
+        BlockCache cache = new BlockCache(cacheBytes);
+        SegmentCatalog catalog = new SegmentCatalog(new ArchiveHttp(stub.base(), deadline), cache);
+        catalog.refresh();
+        return new ColdReplay(catalog, cache, vacancies(), pool);
+    }
+
+    private static VacancySet vacancies() {
+        VacancySet v = new VacancySet();
+        v.add(HOLE_FIRST, HOLE_LAST);
+        return v;
+    }
+
+    private record Run(RecordingSink sink, SubscribeMetrics metrics, SimpleMeterRegistry registry) {
+        double disconnects(SubscribeMetrics.Disconnect why) {
+            return registry.counter("jetstream.subscribe.disconnects", "reason", why.label).count();
+        }
+    }
+
+    private Run run(Wire wire, SubscriptionFilter filter, long cursor, ColdReplay cold, int batch) throws Exception {
+        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        SubscribeMetrics metrics = new SubscribeMetrics(registry);
+        SubscribeSettings settings = new SubscribeSettings(batch, 60_000_000_000L, 0, 1 << 20, 60_000_000_000L,
+                SlowConsumerDetector.LAG_THRESHOLD);
+        Subscriber s = new Subscriber(wire, false, false, new Subscriber.Options(filter, 0), ring, cold, sink, metrics,
+                settings, System::nanoTime);
+        sink.execute(() -> s.start(false, cursor, null));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (s.position() < ring.tip() && sink.closeCode == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        return new Run(sink, metrics, registry);
+    }
+
+    private static List<Long> seqs(Run r) throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<Long> out = new ArrayList<>();
+        for (String f : r.sink().frames) {
+            out.add(json.readTree(f).get("payload").get("seq").asLong());
+        }
+        return out;
+    }
+
+    private static SubscriptionFilter v1(List<String> collections, List<String> dids) {
+        return V1Params.filter(collections, dids);
+    }
+
+    private static SubscriptionFilter v2(Map<String, List<String>> q) {
+        return V2Params.parse(q).filter();
+    }
+
+    /** One local and one remote cold replay shared by a test's subscriptions, as in a gateway. */
+    private ColdReplay sharedLocal;
+    private ColdReplay sharedRemote;
+
+    private void sameFrames(Wire wire, SubscriptionFilter filter, long cursor) throws Exception {
+        if (sharedLocal == null) {
+            sharedLocal = local();
+            sharedRemote = remote(256 << 10, Duration.ofSeconds(5));
+        }
+        Run local = run(wire, filter, cursor, sharedLocal, 37);
+        Run remote = run(wire, filter, cursor, sharedRemote, 37);
+        String what = wire + " " + filter + " from " + cursor;
+        assertEquals(0, local.sink().closeCode, what + ": local " + local.sink().closeReason);
+        assertEquals(0, remote.sink().closeCode, what + ": remote " + remote.sink().closeReason);
+        assertFalse(local.sink().frames.isEmpty(), what);
+        assertEquals(local.sink().frames, remote.sink().frames, what);
+    }
+
+    @Test
+    void v1AndV2SubscriptionsGetTheLocalFramesFromDeepInColdHistory() throws Exception {
+        String[] dids = {TestRows.did(3), TestRows.did(5)};
+        List<SubscriptionFilter> v1 = List.of(v1(null, null), v1(List.of("app.bsky.feed.post"), null),
+                v1(List.of("app.bsky.feed.*"), null), v1(null, List.of(dids)), v1(List.of("app.bsky.graph.follow"), List.of(dids)));
+        List<SubscriptionFilter> v2 = List.of(v2(Map.of()), v2(Map.of("collections", List.of("app.bsky.feed.like"))),
+                v2(Map.of("kinds", List.of("identity", "account", "sync"))), v2(Map.of("dids", List.of(dids))),
+                v2(Map.of("kinds", List.of("commit"), "collections", List.of("app.bsky.*"), "dids", List.of(TestRows.did(1)))));
+        for (long cursor : new long[] {2, HOLE_FIRST - 3, sealedTip - 20}) {
+            for (SubscriptionFilter f : v1) {
+                sameFrames(Wire.V1, f, cursor);
+            }
+            for (SubscriptionFilter f : v2) {
+                sameFrames(Wire.V2, f, cursor);
+            }
+        }
+        assertTrue(stub.blockRequests.get() > 0 && stub.rangeRequests.get() > 0, "read over HTTP");
+    }
+
+    @Test
+    void timeCursorsResolveAlikeOverHttp() throws Exception {
+        SegmentCatalog localCatalog = new SegmentCatalog(segments);
+        ColdReplay remote = remote(64 << 10, Duration.ofSeconds(5));
+        long now = TestRows.BASE_TIME + (N + 1) * 1000L;
+        long lookback = 36L * 3600 * 1_000_000;
+        try (ZstdFrames z = new ZstdFrames()) {
+            for (long seq : new long[] {2, 200, HOLE_FIRST + 4, sealedTip - 1}) {
+                CursorRequest req = CursorRequest.parse(Long.toString(TestRows.BASE_TIME + seq * 1000));
+                CursorPlan l = Gateway.resolve(req, localCatalog.refresh(), ring, now, lookback, z);
+                CursorPlan r = Gateway.resolve(req, remote.catalog().snapshot(), ring, now, lookback, z);
+                assertEquals(l, r, "time of seq " + seq);
+                assertEquals(seq >= HOLE_FIRST && seq <= HOLE_LAST ? HOLE_LAST + 1 : seq, r.startSeq());
+                sameFrames(Wire.V2, v2(Map.of()), r.startSeq());
+            }
+        }
+    }
+
+    @Test
+    void aCompactionRewriteBetweenListingAndFetchIsFollowed() throws Exception {
+        ColdReplay remote = remote(64 << 10, Duration.ofSeconds(5));
+        SealedSegment target = remote.catalog().snapshot().sealed().get(1);
+        SegmentRewriter.Result res = SegmentRewriter.compact(SegmentIO.PRODUCTION, segments.resolve(target.name()),
+                (view, row) -> view.seq(row) % 3 != 0);
+        assertTrue(res.rewritten());
+        Run r = run(Wire.V2, v2(Map.of()), 1, remote, 37);
+        Run l = run(Wire.V2, v2(Map.of()), 1, local(), 37);
+        assertEquals(0, r.sink().closeCode, r.sink().closeReason);
+        assertEquals(l.sink().frames, r.sink().frames);
+        assertTrue(stub.staleAnswers.get() > 0, "the listed checksum was refused once");
+        assertTrue(seqs(r).stream().noneMatch(s -> s >= target.minSeq() && s <= target.maxSeq() && s % 3 == 0),
+                "rows the rewrite dropped are not served");
+        assertTrue(seqs(r).contains(target.minSeq() % 3 == 0 ? target.minSeq() + 1 : target.minSeq()));
+    }
+
+    @Test
+    void anArchiveFailingMidReplayEndsTheStreamAsStoreUnavailableAndReadinessFollows() throws Exception {
+        List<String> all = run(Wire.V2, v2(Map.of()), 1, local(), 16).sink().frames;
+        ColdReplay remote = remote(0, Duration.ofSeconds(5));
+        CatalogSource readiness = new CatalogSource(remote.catalog());
+        assertTrue(readiness.reachable());
+        stub.failAfterBlocks = stub.blockRequests.get() + 10;
+        Run r = run(Wire.V2, v2(Map.of()), 1, remote, 16);
+        assertEquals(1011, r.sink().closeCode);
+        assertEquals(1, r.disconnects(SubscribeMetrics.Disconnect.STORE_UNAVAILABLE));
+        List<String> got = r.sink().frames.subList(0, r.sink().frames.size() - 1);
+        assertTrue(r.sink().frames.get(r.sink().frames.size() - 1).contains("InternalError"), "v2 error frame last");
+        assertTrue(got.size() >= 16, "replayed before the failure: " + got.size());
+        assertEquals(all.subList(0, got.size()), got, "a prefix of the stream, no gap");
+        assertFalse(readiness.reachable(), "readiness is down while the archive fails");
+        readiness.check();
+        assertFalse(readiness.reachable());
+        stub.failAfterBlocks = Integer.MAX_VALUE;
+        stub.failing = false;
+        readiness.check();
+        assertTrue(readiness.reachable(), "back up once the archive answers a listing");
+    }
+
+    @Test
+    void anArchiveThatStopsAnsweringHitsTheDeadline() throws Exception {
+        ColdReplay remote = remote(0, Duration.ofMillis(300));
+        stub.hanging = true;
+        long t0 = System.nanoTime();
+        Run r = run(Wire.V1, v1(null, null), 1, remote, 16);
+        assertEquals(1011, r.sink().closeCode);
+        assertEquals(1, r.disconnects(SubscribeMetrics.Disconnect.STORE_UNAVAILABLE));
+        assertTrue(r.sink().frames.isEmpty());
+        assertFalse(remote.catalog().archive().reachable());
+        assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "bounded by the deadline, not the stub's 30 s");
+    }
+
+    @Test
+    void seqsOnlyTheActiveSegmentHoldsAreClosedNotSkipped() throws Exception {
+        assertTrue(sealedTip + 1 < N, "the active segment holds more than the last row");
+        ring = ringFrom(N);
+        Run l = run(Wire.V2, v2(Map.of()), sealedTip + 1, local(), 37);
+        Run r = run(Wire.V2, v2(Map.of()), sealedTip + 1, remote(64 << 10, Duration.ofSeconds(5)), 37);
+        assertEquals(0, l.sink().closeCode, l.sink().closeReason);
+        assertEquals(1011, r.sink().closeCode, "a remote gateway has no active segment: loud, never a gap");
+        assertTrue(r.sink().frames.size() <= 1, "nothing but the error frame");
+    }
+}
