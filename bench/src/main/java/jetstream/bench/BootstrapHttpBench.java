@@ -109,9 +109,11 @@ public final class BootstrapHttpBench {
 
     private static void round(String label, String relay, UnaryOperator<String> route, Path data) throws Exception {
         // the scale campaign's settings: the reference's defaults with the download pools sized for 2 cores
-        BackfillSettings s = new BackfillSettings(relay, BackfillSettings.UpstreamMode.RELAY, false, 32, 8, 64, 50_000,
-                1000, List.of(), 0, Duration.ofHours(4), 16, 4, Duration.ofHours(168), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), Duration.ofSeconds(10));
+        BackfillSettings s = BackfillSettings.builder(relay).upstreamMode(BackfillSettings.UpstreamMode.RELAY)
+                .globalDownloads(32).hostWorkersMax(8).maxActiveHosts(64).maxHosts(50_000).batchSize(1000)
+                .retryInterval(Duration.ofHours(4)).retryWorkers(16).retryHostWorkers(4).retryMaxDelay(Duration.ofHours(168))
+                .checkpointInterval(Duration.ofSeconds(30)).hostRetryDelay(Duration.ofSeconds(5))
+                .progressInterval(Duration.ofSeconds(10)).build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IngestMetrics metrics = new IngestMetrics(registry);
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10))

@@ -131,8 +131,9 @@ class RemoteColdReplayTest {
         RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         SubscribeMetrics metrics = new SubscribeMetrics(registry);
-        SubscribeSettings settings = new SubscribeSettings(batch, 60_000_000_000L, 0, 1 << 20, 60_000_000_000L,
-                SlowConsumerDetector.LAG_THRESHOLD);
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(batch).slowWindowNanos(60_000_000_000L)
+                .slowMinRate(0).queuedByteCap(1 << 20).writeTimeoutNanos(60_000_000_000L)
+                .lagThreshold(SlowConsumerDetector.LAG_THRESHOLD).build();
         Subscriber s = new Subscriber(wire, false, false, new Subscriber.Options(filter, 0), ring, cold, sink, metrics,
                 settings, System::nanoTime);
         sink.execute(() -> s.start(false, cursor, null));

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
@@ -67,9 +66,10 @@ class DiscoveryBacklogTest {
         // 2 downloads, 1 per host, 8 hosts crawled at once, pages of 20: bound (2 / 1 + 1) × 20 = 60,
         // where listing every host's page at once would make 160
         try (Simulator sim = Simulator.start(cfg); MetaStore store = MetaStore.open(data)) {
-            BackfillSettings s = new BackfillSettings(sim.url(), BackfillSettings.UpstreamMode.AUTO, false, 2, 1, 8, 100, 20,
-                    List.of(), 0, Duration.ofHours(4), 4, 2, Duration.ofHours(168), Duration.ofMillis(500),
-                    Duration.ofMillis(200), Duration.ofMillis(500));
+            BackfillSettings s = BackfillSettings.builder(sim.url()).globalDownloads(2).hostWorkersMax(1).maxActiveHosts(8)
+                    .maxHosts(100).batchSize(20).retryInterval(Duration.ofHours(4)).retryWorkers(4).retryHostWorkers(2)
+                    .retryMaxDelay(Duration.ofHours(168)).checkpointInterval(Duration.ofMillis(500))
+                    .hostRetryDelay(Duration.ofMillis(200)).progressInterval(Duration.ofMillis(500)).build();
             int bound = DiscoveryBacklog.of(s).bound();
             assertEquals(60, bound);
             AtomicLong peak = new AtomicLong();
