@@ -18,6 +18,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import jetstream.planner.DidFilterSpace;
 import jetstream.planner.Manifest;
 import jetstream.planner.PlanFilter;
@@ -347,6 +349,7 @@ public final class ManifestScaleBench {
             double readyS = (System.nanoTime() - t0) / 1e9;
             System.out.printf("RESULT server_ready_s value=%.1f target=60 (process start to /q/health/ready 200, -Xmx512m)%n",
                     readyS);
+            awaitGroupFilters(http, mgmt, t0);
             String[] names = {"absent", "present"};
             List<List<String>> fs = filters(blocks, dids);
             for (int i = 0; i < fs.size(); i++) {
@@ -386,6 +389,30 @@ public final class ManifestScaleBench {
         }
     }
 
+    /**
+     * Waits until the server's background build swapped in its group DID filters (the gauge leaves 0; the build swaps
+     * all groups in at once): plans answered before that probe every segment bloom, which is the start-up state, not
+     * the steady one the HTTP rounds measure.
+     */
+    private static void awaitGroupFilters(HttpClient http, int mgmt, long t0) throws Exception {
+        HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmt + "/q/metrics")).build();
+        Pattern gauge = Pattern.compile("(?m)^jetstream_manifest_did_group_filters(?:\\{[^}]*})? ([0-9.eE+]+)$");
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        while (true) {
+            Matcher m = gauge.matcher(http.send(metrics, HttpResponse.BodyHandlers.ofString()).body());
+            if (m.find() && Double.parseDouble(m.group(1)) > 0) {
+                System.out.printf("RESULT server_group_filters_s value=%.1f groups=%.0f (process start to the group DID "
+                        + "filters in place; plans before that probe every segment bloom)%n", (System.nanoTime() - t0) / 1e9,
+                        Double.parseDouble(m.group(1)));
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no group DID filters after 5 minutes (jetstream_manifest_did_group_filters)");
+            }
+            Thread.sleep(250);
+        }
+    }
+
     /** {@code jcmd <pid> GC.run}, then the "used" figure of {@code GC.heap_info}, in bytes. */
     private static long heapAfterGc(long pid) throws Exception {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
@@ -394,7 +421,7 @@ public final class ManifestScaleBench {
                 .start();
         String text = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         info.waitFor();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(text);
+        Matcher m = Pattern.compile("used (\\d+)K").matcher(text);
         if (!m.find()) {
             throw new IllegalStateException("no heap figure in: " + text);
         }
