@@ -13,10 +13,12 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The chart rendered with deploy/podman/values.yaml, as pods for {@code podman kube play --network host}
@@ -147,13 +149,21 @@ final class KubePlay {
         }
         env.putAll(extra);
         probes.put(name, "http://127.0.0.1:" + (base + management) + c.getReadinessProbe().getHttpGet().getPath());
-        // podman names an emptyDir volume after the volume: one /tmp per pod, not one shared by all
+        // podman names an emptyDir volume after the volume: prefix each with the pod (one /tmp, one archive cache per
+        // pod, not one shared by all pods)
+        Set<String> emptyDirs = new HashSet<>();
         List<io.fabric8.kubernetes.api.model.Volume> volumes = t.getSpec().getVolumes().stream()
-                .map(v -> v.getEmptyDir() == null ? v : new io.fabric8.kubernetes.api.model.VolumeBuilder(v).withName(name + "-tmp").build())
+                .map(v -> {
+                    if (v.getEmptyDir() == null) {
+                        return v;
+                    }
+                    emptyDirs.add(v.getName());
+                    return new io.fabric8.kubernetes.api.model.VolumeBuilder(v).withName(name + "-" + v.getName()).build();
+                })
                 .toList();
         List<io.fabric8.kubernetes.api.model.VolumeMount> mounts = c.getVolumeMounts().stream()
-                .map(m -> !m.getMountPath().equals("/tmp") ? m
-                        : new io.fabric8.kubernetes.api.model.VolumeMountBuilder(m).withName(name + "-tmp").build())
+                .map(m -> !emptyDirs.contains(m.getName()) ? m
+                        : new io.fabric8.kubernetes.api.model.VolumeMountBuilder(m).withName(name + "-" + m.getName()).build())
                 .toList();
         Container played = new io.fabric8.kubernetes.api.model.ContainerBuilder(c)
                 .withImage(c.getImage()).withImagePullPolicy("Never")
