@@ -129,7 +129,7 @@ public final class ClientScaleBench {
         for (SegmentName.Entry e : SegmentName.scan(dir)) {
             Files.delete(e.path());
         }
-        List<byte[][]> records = ClientBackfillBench.corpusRecords();
+        List<byte[][]> records = BenchCorpus.segmentRecords();
         Random rnd = new Random(7);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         byte[] did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);

@@ -46,10 +46,7 @@ public class SegmentBlockBench {
     @Setup(Level.Trial)
     public void setup() throws Exception {
         zstd = new ZstdFrames();
-        List<byte[][]> records = new ArrayList<>();
-        SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
-        corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
-            v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
+        List<byte[][]> records = BenchCorpus.segmentRecords();
         Random rnd = new Random(1);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         for (int i = 0; i < ROWS; i++) {
