@@ -30,7 +30,6 @@ import jetstream.planner.PlanLimits;
 import jetstream.planner.SegmentSummary;
 import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 import org.openjdk.jmh.annotations.Benchmark;

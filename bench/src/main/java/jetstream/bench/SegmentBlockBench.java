@@ -8,7 +8,6 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
