@@ -1,12 +1,20 @@
 package jetstream.bench;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.github.luben.zstd.Zstd;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import jetstream.atproto.DecodeException;
+import jetstream.atproto.crypto.DidDocument;
+import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.FrameDecoder;
 import jetstream.atproto.firehose.RelayFrameFile;
@@ -18,28 +26,51 @@ import jetstream.segment.ZstdFrames;
 final class BenchCorpus {
     private BenchCorpus() {}
 
-    /**
-     * The archive rows ingest makes of the relay corpus ({@code relay_frames.bin}), in order; a frame that does
-     * not decode is dropped exactly as ingest drops it.
-     */
-    static List<ArchiveRow> relayRows() {
-        FrameDecoder decoder = new FrameDecoder();
-        RowConverter converter = new RowConverter();
-        RelayFrameFile frames = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
-        List<ArchiveRow> rows = new ArrayList<>();
+    /** The relay corpus' frames ({@code relay_frames.bin}, {@code [u32 LE length][frame]} each), in order. */
+    static List<byte[]> relayFrames() {
+        RelayFrameFile file = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
+        List<byte[]> frames = new ArrayList<>();
         try {
-            byte[] frame;
-            while ((frame = frames.next()) != null) {
-                try {
-                    rows.addAll(converter.convert(decoder.decode(frame)).rows());
-                } catch (DecodeException e) {
-                    // dropped, as ingest would
-                }
+            for (byte[] f = file.next(); f != null; f = file.next()) {
+                frames.add(f);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        return frames;
+    }
+
+    /**
+     * The archive rows ingest makes of the relay corpus, in order; a frame that does not decode is dropped
+     * exactly as ingest drops it.
+     */
+    static List<ArchiveRow> relayRows() {
+        FrameDecoder decoder = new FrameDecoder();
+        RowConverter converter = new RowConverter();
+        List<ArchiveRow> rows = new ArrayList<>();
+        for (byte[] frame : relayFrames()) {
+            try {
+                rows.addAll(converter.convert(decoder.decode(frame)).rows());
+            } catch (DecodeException e) {
+                // dropped, as ingest would
+            }
+        }
         return rows;
+    }
+
+    /** The signing key of every DID document of the corpus ({@code did_docs.json.zst}), by DID. */
+    static Map<String, PublicKey> signingKeys() throws IOException {
+        byte[] zst = BenchData.read("jetstream-corpus/did_docs.json.zst");
+        Map<String, PublicKey> keys = new HashMap<>();
+        try (JsonParser p = new JsonFactory().createParser(Zstd.decompress(zst, (int) Zstd.getFrameContentSize(zst)))) {
+            p.nextToken();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String did = p.currentName();
+                p.nextToken();
+                keys.put(did, DidDocument.read(p).signingKey());
+            }
+        }
+        return keys;
     }
 
     /** A row as the columns the feed codec and the segment writer take: kind, did, collection, rkey, rev, payload. */
