@@ -67,8 +67,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>Replay and longer campaigns: the seed (of the kill schedule and of the simulated network) is
  * printed; {@code -Djetstream.system.seed=<seed>} replays it, {@code -Djetstream.system.kills=N}
  * sets the ingester kills and {@code -Djetstream.system.rate=R} the simulator's events per second.
- * {@code mvn -B -o -pl client -am test -Plong -Dtest=SystemTest -Dsurefire.failIfNoSpecifiedTests=false}
- * runs the long campaign (client/pom.xml: 25 kills, 150 events/s). The services must be packaged
+ * {@code mvn -B -o -pl system-tests -am test -Plong -Dtest=SystemTest -Dsurefire.failIfNoSpecifiedTests=false}
+ * runs the long campaign (system-tests/pom.xml: 25 kills, 150 events/s). The services must be packaged
  * first ({@code mvn -B -o -q -pl simulator,ingester,archive-server,fanout-gateway -am package -DskipTests}).
  */
 @Tag("system")
