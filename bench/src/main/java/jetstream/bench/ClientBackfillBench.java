@@ -30,7 +30,6 @@ import jetstream.planner.PlanLimits;
 import jetstream.planner.SegmentSummary;
 import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -109,13 +108,12 @@ public class ClientBackfillBench {
                 frames.size(), compressed / 1048576.0);
     }
 
-    /** {collection, record CBOR} of every row of the Go corpus segment. */
     /**
      * Writes the benchmark's {@link #EVENTS} rows (Go corpus records, random DIDs and TIDs, ~5 %
      * deletes) as sealed segments of at most {@code segmentBytes} of blocks into {@code dir}.
      */
     public static void writeArchive(Path dir, long segmentBytes) throws IOException {
-        List<byte[][]> records = corpusRecords();
+        List<byte[][]> records = BenchCorpus.segmentRecords();
         Random rnd = new Random(7);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(4096, segmentBytes, Duration.ZERO))) {
@@ -137,16 +135,6 @@ public class ClientBackfillBench {
             }
             w.seal();
         }
-    }
-
-    static List<byte[][]> corpusRecords() throws IOException {
-        List<byte[][]> records = new ArrayList<>();
-        try (ZstdFrames zstd = new ZstdFrames()) {
-            SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
-            corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
-                v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
-        }
-        return records;
     }
 
     private static void send(HttpExchange x, byte[] body, String type) throws IOException {

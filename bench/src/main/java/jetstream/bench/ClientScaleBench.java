@@ -20,20 +20,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Executors;
-import jetstream.atproto.json.JsonBuffer;
 import jetstream.client.Batch;
 import jetstream.client.Jetstream;
 import jetstream.client.JetstreamClient;
 import jetstream.client.Options;
 import jetstream.planner.Manifest;
 import jetstream.planner.Plan;
-import jetstream.planner.PlanFilter;
 import jetstream.planner.PlanJson;
 import jetstream.planner.PlanLimits;
 import jetstream.planner.SegmentSummary;
 import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.SegmentReader;
-import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
 
@@ -129,7 +126,7 @@ public final class ClientScaleBench {
         for (SegmentName.Entry e : SegmentName.scan(dir)) {
             Files.delete(e.path());
         }
-        List<byte[][]> records = ClientBackfillBench.corpusRecords();
+        List<byte[][]> records = BenchCorpus.segmentRecords();
         Random rnd = new Random(7);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         byte[] did = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".getBytes(StandardCharsets.US_ASCII);

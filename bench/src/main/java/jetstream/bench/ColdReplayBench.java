@@ -5,13 +5,11 @@ import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -22,10 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import jetstream.atproto.DecodeException;
-import jetstream.atproto.firehose.ArchiveRow;
-import jetstream.atproto.firehose.FrameDecoder;
-import jetstream.atproto.firehose.RelayFrameFile;
-import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
@@ -207,7 +201,7 @@ public final class ColdReplayBench {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
         Files.createDirectories(segments);
-        List<byte[][]> rows = corpus();
+        List<byte[][]> rows = BenchCorpus.relayRows().stream().map(BenchCorpus::columns).toList();
         // Times one µs apart ending about now: inside the 36 h lookback, so cursor 1 is not clamped.
         long estimate = bytes / 60;
         long firstTime = System.currentTimeMillis() * 1000 - estimate;
@@ -251,28 +245,6 @@ public final class ColdReplayBench {
         return n;
     }
 
-    /** Archive rows of the relay corpus: kind, did, collection, rkey, rev, payload. */
-    private static List<byte[][]> corpus() throws IOException {
-        FrameDecoder decoder = new FrameDecoder();
-        RowConverter converter = new RowConverter();
-        RelayFrameFile frames = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
-        List<byte[][]> rows = new ArrayList<>();
-        byte[] frame;
-        while ((frame = frames.next()) != null) {
-            List<ArchiveRow> converted;
-            try {
-                converted = converter.convert(decoder.decode(frame)).rows();
-            } catch (DecodeException e) {
-                continue;
-            }
-            for (ArchiveRow r : converted) {
-                rows.add(new byte[][] {new byte[] {(byte) r.kind()}, utf8(r.did()), utf8(r.collection()), utf8(r.rkey()),
-                        utf8(r.rev()), r.payload().toByteArray()});
-            }
-        }
-        return rows;
-    }
-
     private static final byte[] BASE32 = "abcdefghijklmnopqrstuvwxyz234567".getBytes(StandardCharsets.US_ASCII);
 
     /**
@@ -310,10 +282,6 @@ public final class ColdReplayBench {
             }
         }
         return out;
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     /**

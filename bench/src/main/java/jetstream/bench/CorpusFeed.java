@@ -1,15 +1,8 @@
 package jetstream.bench;
 
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import jetstream.atproto.DecodeException;
 import jetstream.atproto.firehose.ArchiveRow;
-import jetstream.atproto.firehose.FrameDecoder;
-import jetstream.atproto.firehose.RelayFrameFile;
-import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.json.JsonBuffer;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
@@ -32,9 +25,6 @@ final class CorpusFeed {
 
     /** Archive rows of the real relay corpus, as the feed carries them; also the mean rendered frame sizes. */
     CorpusFeed() {
-        FrameDecoder decoder = new FrameDecoder();
-        RowConverter converter = new RowConverter();
-        RelayFrameFile frames = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
         V1Json v1 = new V1Json();
         V2Json v2 = new V2Json();
         JsonBuffer buf = new JsonBuffer(4096);
@@ -43,43 +33,26 @@ final class CorpusFeed {
         long v2Bytes = 0;
         int visible = 0;
         long now = System.currentTimeMillis() * 1000;
-        try {
-            byte[] frame;
-            while ((frame = frames.next()) != null) {
-                List<ArchiveRow> converted;
-                try {
-                    converted = converter.convert(decoder.decode(frame)).rows();
-                } catch (DecodeException e) {
-                    continue; // dropped exactly as ingest would
-                }
-                for (ArchiveRow r : converted) {
-                    byte[] payload = r.payload().toByteArray();
-                    rows.add(new byte[][] {new byte[] {(byte) r.kind()}, utf8(r.did()), utf8(r.collection()), utf8(r.rkey()),
-                            utf8(r.rev()), payload});
-                    w.set(1_000_000 + rows.size(), now, r.kind(), r.did(), r.collection(), r.rkey(), r.rev(),
-                            payload, 0, payload.length);
-                    buf.reset();
-                    if (v1.write(w, buf)) {
-                        v1Bytes += buf.length();
-                        visible++;
-                    }
-                    buf.reset();
-                    v2.writeMessage(w, buf);
-                    v2Bytes += buf.length();
-                }
+        for (ArchiveRow r : BenchCorpus.relayRows()) {
+            byte[][] row = BenchCorpus.columns(r);
+            rows.add(row);
+            byte[] payload = row[5];
+            w.set(1_000_000 + rows.size(), now, r.kind(), r.did(), r.collection(), r.rkey(), r.rev(),
+                    payload, 0, payload.length);
+            buf.reset();
+            if (v1.write(w, buf)) {
+                v1Bytes += buf.length();
+                visible++;
             }
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+            buf.reset();
+            v2.writeMessage(w, buf);
+            v2Bytes += buf.length();
         }
         meanV1 = (int) (v1Bytes / Math.max(1, visible));
         meanV2 = (int) (v2Bytes / rows.size());
         v1Visible = visible / (double) rows.size();
         System.out.printf("corpus: %d rows (cycled with fresh seqs), mean v2 frame %d B, mean v1 event %d B%n", rows.size(),
                 meanV2, meanV1);
-    }
-
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     /** Events per second from now on (0: none). */

@@ -1,25 +1,17 @@
 package jetstream.bench;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.github.luben.zstd.Zstd;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import jetstream.atproto.cbor.DagCbor;
-import jetstream.atproto.crypto.DidDocument;
 import jetstream.atproto.crypto.PublicKey;
 import jetstream.atproto.firehose.ArchiveRow;
 import jetstream.atproto.firehose.ByteSlice;
 import jetstream.atproto.firehose.FirehoseMessage;
 import jetstream.atproto.firehose.FrameDecoder;
-import jetstream.atproto.firehose.RelayFrameFile;
 import jetstream.atproto.firehose.RepoRecord;
 import jetstream.atproto.firehose.RowConverter;
 import jetstream.atproto.json.JsonBuffer;
@@ -55,27 +47,15 @@ public class FirehoseBench {
     private final V1Json v1 = new V1Json();
     private final WireEvent event = new WireEvent();
     private final JsonBuffer json = new JsonBuffer(4096);
-    private final Map<String, PublicKey> keys = new HashMap<>();
+    private Map<String, PublicKey> keys;
     private List<byte[]> frames;
     private List<ArchiveRow> rows;
     private byte[] car;
 
     @Setup
     public void setup() throws IOException {
-        frames = new ArrayList<>();
-        RelayFrameFile file = new RelayFrameFile(new ByteArrayInputStream(BenchData.read("jetstream-corpus/relay_frames.bin")));
-        for (byte[] f = file.next(); f != null; f = file.next()) {
-            frames.add(f);
-        }
-        byte[] zst = BenchData.read("jetstream-corpus/did_docs.json.zst");
-        try (JsonParser p = new JsonFactory().createParser(Zstd.decompress(zst, (int) Zstd.getFrameContentSize(zst)))) {
-            p.nextToken();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String did = p.currentName();
-                p.nextToken();
-                keys.put(did, DidDocument.read(p).signingKey());
-            }
-        }
+        frames = BenchCorpus.relayFrames();
+        keys = BenchCorpus.signingKeys();
         rows = new ArrayList<>();
         for (byte[] f : frames) {
             rows.addAll(converter.convert(decoder.decode(f)).rows());

@@ -8,7 +8,6 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import jetstream.segment.BlockBuilder;
 import jetstream.segment.BlockView;
-import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -46,10 +45,7 @@ public class SegmentBlockBench {
     @Setup(Level.Trial)
     public void setup() throws Exception {
         zstd = new ZstdFrames();
-        List<byte[][]> records = new ArrayList<>();
-        SegmentReader corpus = SegmentReader.open(BenchData.vectors().resolve("jetstream-corpus/golden_corpus_segment.jss"));
-        corpus.forEachRow(zstd, (b, v, i) -> records.add(new byte[][] {
-            v.collection(i).getBytes(StandardCharsets.UTF_8), v.payload(i)}));
+        List<byte[][]> records = BenchCorpus.segmentRecords();
         Random rnd = new Random(1);
         String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         for (int i = 0; i < ROWS; i++) {

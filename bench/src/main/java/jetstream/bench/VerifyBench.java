@@ -1,9 +1,5 @@
 package jetstream.bench;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.github.luben.zstd.Zstd;
 import java.io.IOException;
 import java.security.AlgorithmParameters;
 import java.security.GeneralSecurityException;
@@ -25,7 +21,6 @@ import jetstream.atproto.car.CarBlock;
 import jetstream.atproto.car.CarReader;
 import jetstream.atproto.cbor.DagCbor;
 import jetstream.atproto.cid.Cid;
-import jetstream.atproto.crypto.DidDocument;
 import jetstream.atproto.crypto.KeyCurve;
 import jetstream.atproto.crypto.PrivateKey;
 import jetstream.atproto.crypto.PublicKey;
@@ -98,18 +93,7 @@ public class VerifyBench {
         }
         CarBlock c = CarReader.readAll(car, 0, car.length).get(commitCid);
         commit = Commit.decode(c.copyData());
-        byte[] zst = BenchData.read("jetstream-corpus/did_docs.json.zst");
-        try (JsonParser p = new JsonFactory().createParser(Zstd.decompress(zst, (int) Zstd.getFrameContentSize(zst)))) {
-            p.nextToken();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String did = p.currentName();
-                p.nextToken();
-                DidDocument doc = DidDocument.read(p);
-                if (did.equals(repo)) {
-                    key = doc.signingKey();
-                }
-            }
-        }
+        key = BenchCorpus.signingKeys().get(repo);
         bcKey = new ECPublicKeyParameters(key.curve().domain().getCurve().decodePoint(key.compressed()), key.curve().domain());
         PrivateKey p256 = PrivateKey.generate(KeyCurve.P256, new java.security.SecureRandom());
         p256Key = p256.publicKey();

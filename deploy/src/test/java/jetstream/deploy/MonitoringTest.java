@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * The Grafana dashboard and the Prometheus alert rules: they parse, have the panels and alerts the
  * operations issue asks for, the chart's copies equal them, and the chart renders them (ConfigMap
  * with the sidecar label, PrometheusRule) only when enabled. That every metric they name is
- * exported by a running service is checked against live scrapes by the client module's
+ * exported by a running service is checked against live scrapes by the system-tests module's
  * OpsSurfaceTest ({@link #metricNames} is the extraction both use).
  */
 @Tag("unit")

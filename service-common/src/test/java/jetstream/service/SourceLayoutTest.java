@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Keeps the source tree navigable (docs/architecture.md): every main package of every module says what lives
- * in it and what it may depend on ({@code package-info.java}), and no main source file grows past
- * {@link #MAX_LINES} lines except those listed in {@link #OVERSIZE}, each with the reason it is still that
- * long. An entry that no longer applies (the file was split or removed) fails too, so the list only shrinks.
+ * in it and what it may depend on ({@code package-info.java}, with a sentence saying "depend"), and no main
+ * source file grows past {@link #MAX_LINES} lines except those listed in {@link #OVERSIZE}, each with the reason
+ * it is still that long. An entry that no longer applies (the file was split or removed) fails too, so the list only shrinks.
  */
 @Tag("unit")
 class SourceLayoutTest {
@@ -43,6 +43,19 @@ class SourceLayoutTest {
         }
         assertEquals(List.of(), missing, "main packages without package-info.java (say what lives there and "
                 + "what it may depend on)");
+    }
+
+    @Test
+    void everyPackageDocSaysWhatThePackageMayDependOn() {
+        List<String> silent = new ArrayList<>();
+        for (Path dir : packageDirs()) {
+            Path info = dir.resolve("package-info.java");
+            if (Files.exists(info) && !readString(info).toLowerCase(java.util.Locale.ROOT).contains("depend")) {
+                silent.add(root().relativize(info).toString());
+            }
+        }
+        assertEquals(List.of(), silent, "package docs that do not say what the package may depend on "
+                + "(a sentence naming it, e.g. \"May depend on jetstream.segment and the JDK only\")");
     }
 
     @Test
@@ -112,6 +125,14 @@ class SourceLayoutTest {
                 .distinct()
                 .sorted()
                 .toList();
+    }
+
+    private static String readString(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static long lineCount(Path file) {

@@ -1,6 +1,9 @@
 package jetstream.feed;
 
-/** The persisted {@code phase} values (facts §10.1) with their feed byte codes; NONE is a fresh data directory. */
+/**
+ * The persisted {@code phase} values (docs/architecture.md: Lifecycle; facts §10.1) with their feed byte codes;
+ * NONE is a fresh data directory.
+ */
 public enum LifecyclePhase {
     NONE(0, ""),
     BOOTSTRAP(1, "bootstrap"),

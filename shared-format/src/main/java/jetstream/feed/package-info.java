@@ -1,6 +1,8 @@
 /**
  * The readable-log feed: the contract between the ingester (the only writer) and every reader
  * process (archive-server, fanout-gateways). Byte layout in {@code docs/feed-protocol.md}.
+ * May depend on {@code jetstream.atproto} ({@code DecodeException}), {@code jetstream.segment} and hash4j;
+ * no Quarkus (the services adapt it).
  *
  * <ul>
  *   <li>{@link jetstream.feed.FeedFrame}: the frames (subscribe / subscribed / too-old, events,

@@ -1,5 +1,6 @@
 /**
  * The {@code .jss} segment file format (docs/segment-format.md): on-disk structures and the read side.
+ * May depend on the JDK, zstd-jni and hash4j only: never on {@link jetstream.segment.io} or anything that uses it.
  *
  * <h2>API for the file I/O side (active writer, seal, rewrite, CLI)</h2>
  *

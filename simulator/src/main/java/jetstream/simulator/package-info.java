@@ -1,6 +1,8 @@
 /**
  * A deterministic fake atproto network with real bytes: a relay, many PDS hosts and a PLC directory
  * in one process, for component tests, the demo and benchmarks.
+ * May depend on shared-format's {@code jetstream.atproto} (the real encoders and signers), Jackson and
+ * Bouncy Castle; nothing of the services (they are what it is used to test).
  *
  * <h2>Embedding (plain Java, no framework)</h2>
  * <pre>{@code

@@ -34,17 +34,20 @@ public final class DevCommand implements Callable<Integer> {
             + "stop one started elsewhere, stop and delete the data directory")
     Action action;
 
-    @Option(names = "--port", paramLabel = "PORT", defaultValue = "6008", description = "the front door (default ${DEFAULT-VALUE})")
+    @Option(names = "--port", paramLabel = "PORT", defaultValue = "" + DevStackConfig.DEFAULT_FRONT_PORT,
+            description = "the front door (default ${DEFAULT-VALUE})")
     int port;
 
-    @Option(names = "--base-port", paramLabel = "PORT", defaultValue = "6100",
+    @Option(names = "--base-port", paramLabel = "PORT", defaultValue = "" + DevStackConfig.DEFAULT_BASE_PORT,
             description = "the services listen from here up (default ${DEFAULT-VALUE})")
     int base;
 
-    @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "bind address (default ${DEFAULT-VALUE})")
+    @Option(names = "--host", paramLabel = "ADDR", defaultValue = DevStackConfig.DEFAULT_HOST,
+            description = "bind address (default ${DEFAULT-VALUE})")
     String host;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", description = "data and logs (default <checkout>/data-dev)")
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "data and logs (default <checkout>/" + DevStackConfig.DEFAULT_DATA_DIR + ")")
     Path dataDir;
 
     @Option(names = "--profile", paramLabel = "NAME", defaultValue = "demo", description = "the simulator's profile (default ${DEFAULT-VALUE})")
@@ -72,15 +75,8 @@ public final class DevCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Path root = repoRoot();
-        Path data = dataDir == null ? root.resolve("data-dev") : dataDir.toAbsolutePath();
-        List<String> sim = new ArrayList<>(List.of("--profile", profile));
-        for (int i = 0; i + 1 < simFlags.size(); i += 2) {
-            sim.add("--" + simFlags.get(i).replaceFirst("^--", ""));
-            sim.add(simFlags.get(i + 1));
-        }
-        DevStack.Config cfg = new DevStack.Config(root, data, host, port, base, sim,
-                gateways == Gateways.remote ? remoteGatewayEnv(host, base, data) : Map.of());
+        DevStackConfig cfg = config(repoRoot());
+        Path data = cfg.dataDir();
         return switch (action) {
             case up -> up(cfg);
             case down -> {
@@ -94,6 +90,19 @@ public final class DevCommand implements Callable<Integer> {
                 yield 0;
             }
         };
+    }
+
+    /** The stack these options describe, run from the checkout {@code root}. */
+    DevStackConfig config(Path root) {
+        List<String> sim = new ArrayList<>(List.of("--profile", profile));
+        for (int i = 0; i + 1 < simFlags.size(); i += 2) {
+            sim.add("--" + simFlags.get(i).replaceFirst("^--", ""));
+            sim.add(simFlags.get(i + 1));
+        }
+        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(dataDir).host(host).frontPort(port).basePort(base)
+                .simulatorArgs(sim).build();
+        return gateways == Gateways.remote
+                ? cfg.toBuilder().extraEnv(remoteGatewayEnv(host, base, cfg.dataDir())).build() : cfg;
     }
 
     /**
@@ -112,7 +121,7 @@ public final class DevCommand implements Callable<Integer> {
                         "JETSTREAM_ARCHIVE_URL", "http://" + host + ":" + (basePort + 2)));
     }
 
-    private int up(DevStack.Config cfg) throws Exception {
+    private int up(DevStackConfig cfg) throws Exception {
         Path pidFile = cfg.dataDir().resolve(PID_FILE);
         if (alive(pidFile).isPresent() || !orphans(pidFile).isEmpty()) {
             out.println("dev: a stack (or what is left of one) is running for " + cfg.dataDir()
@@ -164,7 +173,7 @@ public final class DevCommand implements Callable<Integer> {
         }
     }
 
-    private void banner(DevStack.Config cfg) {
+    private void banner(DevStackConfig cfg) {
         String u = cfg.frontUrl();
         String ws = u.replaceFirst("^http", "ws");
         out.println();

@@ -30,72 +30,27 @@ public final class DevStack implements AutoCloseable {
     /** The processes, in start order. */
     public static final List<String> NAMES = List.of("simulator", "ingester", "archive", "gateway-a", "gateway-b", "frontdoor");
 
-    /**
-     * Where and how to run. {@code basePort} numbers the internal listeners: simulator +0, ingester +1,
-     * archive +2 (management +3), gateways +4 and +5; the management ports (health, metrics) of the
-     * ingester +6 and of the gateways +7 and +8. {@code extraEnv} adds environment variables per
-     * process name (each service refuses unknown {@code JETSTREAM_*} names, so they cannot be shared).
-     */
-    public record Config(Path root, Path dataDir, String host, int frontPort, int basePort, List<String> simulatorArgs,
-                         Map<String, Map<String, String>> extraEnv) {
-        public int simPort() {
-            return basePort;
-        }
-
-        public int ingesterPort() {
-            return basePort + 1;
-        }
-
-        public int archivePort() {
-            return basePort + 2;
-        }
-
-        public int archiveManagementPort() {
-            return basePort + 3;
-        }
-
-        public int gatewayPort(int i) {
-            return basePort + 4 + i;
-        }
-
-        public int ingesterManagementPort() {
-            return basePort + 6;
-        }
-
-        public int gatewayManagementPort(int i) {
-            return basePort + 7 + i;
-        }
-
-        public String frontUrl() {
-            return "http://" + host + ":" + frontPort;
-        }
-
-        public String simUrl() {
-            return "http://" + host + ":" + simPort();
-        }
-    }
-
-    private final Config cfg;
+    private final DevStackConfig cfg;
     private boolean closed;
     private final Map<String, Process> procs = new LinkedHashMap<>();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private DevStack(Config cfg) {
+    private DevStack(DevStackConfig cfg) {
         this.cfg = cfg;
     }
 
-    public Config config() {
+    public DevStackConfig config() {
         return cfg;
     }
 
     /** A stack with nothing started yet (so a shutdown hook can be installed before the first child exists). */
-    public static DevStack create(Config cfg) throws IOException {
+    public static DevStack create(DevStackConfig cfg) throws IOException {
         Files.createDirectories(cfg.dataDir().resolve("logs"));
         return new DevStack(cfg);
     }
 
     /** Starts every process in order, each one ready before the next starts; on failure stops what started. */
-    public static DevStack start(Config cfg, java.io.PrintStream progress) throws Exception {
+    public static DevStack start(DevStackConfig cfg, java.io.PrintStream progress) throws Exception {
         DevStack s = create(cfg);
         s.startAll(progress);
         return s;

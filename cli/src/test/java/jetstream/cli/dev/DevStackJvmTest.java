@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DevStackJvmTest {
 
     private static DevStack stack(Path dir, List<String> simArgs) throws Exception {
-        return DevStack.create(new DevStack.Config(dir, dir.resolve("data"), "127.0.0.1", 6008, 6100, simArgs, Map.of()));
+        return DevStack.create(DevStackConfig.builder(dir).dataDir(dir.resolve("data")).simulatorArgs(simArgs).build());
     }
 
     @Test

@@ -1,6 +1,8 @@
 /**
  * The file I/O side of the {@code .jss} segment format: everything that creates, appends to, seals or
  * rewrites segment files, built on the on-disk structures of {@link jetstream.segment}.
+ * May depend on {@link jetstream.segment} and the JDK only; the metadata store and the durability order are the
+ * ingester's.
  *
  * <ul>
  *   <li>{@link jetstream.segment.io.SegmentName}: {@code seg_<10 base-36 digits>.jss} names and directory scans.</li>

@@ -99,7 +99,7 @@ class ClientFaultsSystemTest {
                         "JETSTREAM_PLAN_WHOLE_SEGMENT_THRESHOLD", "0.9"),
                 "gateway-a", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s"),
                 "gateway-b", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s"));
-        DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", front, base, List.of(), env);
+        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(data).frontPort(front).basePort(base).extraEnv(env).build();
         List<Row> rows = new ArrayList<>();
         Map<Long, Event> events = new HashMap<>();
         Fold fold = new Fold();
@@ -265,12 +265,12 @@ class ClientFaultsSystemTest {
      * the cutover cursor below the floor.
      */
     private final class Held {
-        private final DevStack.Config cfg;
+        private final DevStackConfig cfg;
         private final AtomicInteger upgrades = new AtomicInteger();
         private final AtomicLong holdBudgetMs = new AtomicLong(40_000);
         volatile boolean compactionSeen;
 
-        Held(DevStack.Config cfg) {
+        Held(DevStackConfig cfg) {
             this.cfg = cfg;
         }
 
@@ -396,7 +396,7 @@ class ClientFaultsSystemTest {
                 && e.status() == 400).count();
     }
 
-    private void awaitSteadyState(DevStack.Config cfg) throws Exception {
+    private void awaitSteadyState(DevStackConfig cfg) throws Exception {
         URI metrics = URI.create("http://" + cfg.host() + ":" + cfg.ingesterManagementPort() + "/q/metrics");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
         long t0 = System.nanoTime();

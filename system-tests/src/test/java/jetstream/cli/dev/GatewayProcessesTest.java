@@ -120,8 +120,8 @@ class GatewayProcessesTest {
         int base = SystemTest.freeRun(7);
         Map<String, Map<String, String>> env = Map.of("ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s",
                 "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64", "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "65536"));
-        DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", base + 6, base,
-                List.of("--profile", "small", "--events-per-second", "60"), env);
+        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(data).frontPort(base + 6).basePort(base)
+                .simulatorArgs(List.of("--profile", "small", "--events-per-second", "60")).extraEnv(env).build();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         List<SessionRecorder> a = new ArrayList<>();
         List<SessionRecorder> b = new ArrayList<>();

@@ -56,7 +56,7 @@ class OpsSurfaceTest {
     private static final Pattern METRIC = Pattern.compile("\\bjetstream_[a-z0-9_]+\\b");
 
     private static DevStack stack;
-    private static DevStack.Config cfg;
+    private static DevStackConfig cfg;
     private static Path root;
     private static final List<WebSocket> sockets = new ArrayList<>();
     private static final AtomicLong received = new AtomicLong();
@@ -75,8 +75,9 @@ class OpsSurfaceTest {
                 "ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s", "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "64",
                         "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", "65536"),
                 "archive", Map.of("JETSTREAM_STATUS_SAMPLE_INTERVAL", "200ms", "JETSTREAM_ARCHIVE_RESCAN_INTERVAL", "2s"));
-        cfg = new DevStack.Config(root, data, "127.0.0.1", front, base, List.of("--profile", "small",
-                "--events-per-second", "40", "--invalid-rev-every", "50", "--invalid-collection-every", "70"), env);
+        cfg = DevStackConfig.builder(root).dataDir(data).frontPort(front).basePort(base).simulatorArgs(List.of("--profile",
+                "small", "--events-per-second", "40", "--invalid-rev-every", "50", "--invalid-collection-every", "70"))
+                .extraEnv(env).build();
         stack = DevStack.start(cfg, LOG);
         String ws = cfg.frontUrl().replaceFirst("^http", "ws");
         for (String path : List.of("/subscribe", "/xrpc/network.bsky.jetstream.subscribeEvents?cursor=1")) {

@@ -80,8 +80,8 @@ class RemoteGatewayProcessesTest {
         Map<String, String> remote = new HashMap<>(env.get("gateway-b"));
         remote.put("JETSTREAM_SUBSCRIBE_READ_LOG_RETENTION_BYTES", Integer.toString(192 << 10));
         env.put("gateway-b", remote);
-        DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", base + 6, base,
-                List.of("--profile", "small", "--events-per-second", "60"), env);
+        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(data).frontPort(base + 6).basePort(base)
+                .simulatorArgs(List.of("--profile", "small", "--events-per-second", "60")).extraEnv(env).build();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         List<SessionRecorder> a = new ArrayList<>();
         List<SessionRecorder> b = new ArrayList<>();
@@ -163,7 +163,7 @@ class RemoteGatewayProcessesTest {
     }
 
     /** {@code jetstream_getblock_requests_total{result="ok"}} of the archive-server. */
-    private static double blocksServed(HttpClient http, DevStack.Config cfg) throws Exception {
+    private static double blocksServed(HttpClient http, DevStackConfig cfg) throws Exception {
         String metrics = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
                 + cfg.archiveManagementPort() + "/q/metrics")).timeout(Duration.ofSeconds(10)).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString()).body();

@@ -67,8 +67,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>Replay and longer campaigns: the seed (of the kill schedule and of the simulated network) is
  * printed; {@code -Djetstream.system.seed=<seed>} replays it, {@code -Djetstream.system.kills=N}
  * sets the ingester kills and {@code -Djetstream.system.rate=R} the simulator's events per second.
- * {@code mvn -B -o -pl client -am test -Plong -Dtest=SystemTest -Dsurefire.failIfNoSpecifiedTests=false}
- * runs the long campaign (client/pom.xml: 25 kills, 150 events/s). The services must be packaged
+ * {@code mvn -B -o -pl system-tests -am test -Plong -Dtest=SystemTest -Dsurefire.failIfNoSpecifiedTests=false}
+ * runs the long campaign (system-tests/pom.xml: 25 kills, 150 events/s). The services must be packaged
  * first ({@code mvn -B -o -q -pl simulator,ingester,archive-server,fanout-gateway -am package -DskipTests}).
  */
 @Tag("system")
@@ -104,11 +104,12 @@ class SystemTest {
                         "JETSTREAM_COMPACTION_INTERVAL", "30s", "JETSTREAM_TIMESTAMP_IMPORT_TOKEN", IMPORT_TOKEN,
                         "JETSTREAM_BACKFILL_HOST_WORKERS_MAX", "1"),
                 "archive", Map.of("JETSTREAM_ARCHIVE_RESCAN_INTERVAL", "2s"));
-        DevStack.Config cfg = new DevStack.Config(root, data, "127.0.0.1", front, base,
-                List.of("--profile", "small", "--seed", Long.toString(seed), "--events-per-second", Integer.toString(rate),
-                        "--disconnect-every", "700", "--malformed-frame-every", "500",
+        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(data).frontPort(front).basePort(base)
+                .simulatorArgs(List.of("--profile", "small", "--seed", Long.toString(seed), "--events-per-second",
+                        Integer.toString(rate), "--disconnect-every", "700", "--malformed-frame-every", "500",
                         // one download at a time from PDS hosts answering 700 ms late: a bootstrap of about 15 s
-                        "--slow-hosts", "3", "--slow-millis", "700"), env);
+                        "--slow-hosts", "3", "--slow-millis", "700"))
+                .extraEnv(env).build();
         String ws = cfg.frontUrl().replaceFirst("^http", "ws");
         // the ingester's management port: its metrics (phase, next seq)
         String ingesterUrl = "http://" + cfg.host() + ":" + cfg.ingesterManagementPort();
@@ -305,7 +306,7 @@ class SystemTest {
 
     // ---- compaction and import ----
 
-    private static JsonNode status(DevStack.Config cfg) throws IOException, InterruptedException {
+    private static JsonNode status(DevStackConfig cfg) throws IOException, InterruptedException {
         HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(cfg.frontUrl() + "/status.json"))
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, r.statusCode(), r.body());
@@ -313,7 +314,7 @@ class SystemTest {
     }
 
     /** The compaction watermark once a pass in steady state has moved it. */
-    private static long awaitCompaction(DevStack.Config cfg, int seconds) throws Exception {
+    private static long awaitCompaction(DevStackConfig cfg, int seconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         long first = -1;
         while (System.nanoTime() < deadline) {
@@ -348,7 +349,7 @@ class SystemTest {
     }
 
     /** Stages the CSV in the import directory and submits it through the front door; returns the job id. */
-    private static String submitImport(DevStack.Config cfg, Path data, Map<String, Long> paths) throws Exception {
+    private static String submitImport(DevStackConfig cfg, Path data, Map<String, Long> paths) throws Exception {
         StringBuilder csv = new StringBuilder("uri,timestamp,scope\n");
         paths.forEach((path, micros) -> csv.append("at://").append(path).append(',')
                 .append(Instant.ofEpochSecond(micros / 1_000_000L)).append(",all_versions\n"));
@@ -364,7 +365,7 @@ class SystemTest {
         return job;
     }
 
-    private static JsonNode awaitImport(DevStack.Config cfg, String job, int seconds) throws Exception {
+    private static JsonNode awaitImport(DevStackConfig cfg, String job, int seconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         String last = "no answer";
         while (System.nanoTime() < deadline) {
