@@ -21,7 +21,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 
 /**
- * The status page's account lookup (facts §5.1: {@code /status?account=|did=|handle=}). The
+ * The status page's account lookup (docs/http-api.md: Listeners and routes: {@code /status?account=|did=|handle=}). The
  * reference answers from its metadata store; the archive-server never opens RocksDB (DESIGN.md),
  * so this answers from the sealed archive itself: the DID's rows found through the resident DID
  * blooms (events by kind, first and last seq and time, last commit rev, the newest

@@ -5,7 +5,7 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 
 /**
- * The archive-server's flags (facts §8.2 names, env twins {@code JETSTREAM_*}) plus its own:
+ * The archive-server's flags (docs/configuration.md names, env twins {@code JETSTREAM_*}) plus its own:
  * {@code JETSTREAM_ARCHIVE_STANDALONE}, {@code JETSTREAM_ARCHIVE_RESCAN_INTERVAL},
  * {@code JETSTREAM_ARCHIVE_CACHE_DIR} and {@code JETSTREAM_STATUS_SAMPLE_INTERVAL}.
  */

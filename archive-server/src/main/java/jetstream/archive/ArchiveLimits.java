@@ -14,7 +14,7 @@ import jetstream.ratelimit.KeyedRateLimiter;
 import jetstream.service.XrpcHttp;
 
 /**
- * Origin rate limits of the download and planning methods (spec §7): per client ({@link
+ * Origin rate limits of the download and planning methods (docs/http-api.md: Operator surface): per client ({@link
  * ClientAddress#limitKey}: an IPv6 client by its /64, an IPv4-mapped address as IPv4), a token bucket
  * on request rate and a cap on requests in flight (a download holds its slot until the response
  * ends or the connection drops). Over a limit the answer is 429 {@code RateLimitExceeded} in the

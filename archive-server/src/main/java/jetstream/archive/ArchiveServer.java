@@ -43,8 +43,8 @@ import jetstream.service.XrpcHttp;
 import org.jboss.logging.Logger;
 
 /**
- * The public listener of the archive-server: the XRPC router of facts §5.2 over {@code /xrpc/},
- * the four archive methods (§5.3–§5.6, HEAD on getSegment/getBlock per spec §3.1.1), {@code /} and
+ * The public listener of the archive-server: the XRPC router (docs/http-api.md: XRPC router) over {@code /xrpc/},
+ * the four archive methods (docs/http-api.md: listSegments to planSnapshot; HEAD on getSegment and getBlock), {@code /} and
  * {@code /status}. Startup loads the manifest in the background (gated requests wait for it),
  * follows the ingester feed and rescans the directory periodically.
  */
@@ -52,7 +52,7 @@ import org.jboss.logging.Logger;
 public class ArchiveServer {
     private static final Logger LOG = Logger.getLogger(ArchiveServer.class);
     static final String NS = "network.bsky.jetstream.";
-    /** Facts §9: the request-duration histogram uses the Prometheus client's default buckets. */
+    /** docs/metrics.md: the request-duration histogram uses the Prometheus client's default buckets. */
     private static final Duration[] HTTP_BUCKETS = java.util.stream.DoubleStream.of(
             .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
             .toArray(Duration[]::new);
@@ -317,7 +317,7 @@ public class ArchiveServer {
         }
     }
 
-    /** Facts §5.2 readiness gate: phase first, then wait for the first manifest load. */
+    /** docs/http-api.md: Readiness gating: phase first, then wait for the first manifest load. */
     private void gate() {
         if (!lifecycle.steady()) {
             throw XrpcReplies.notReady("bootstrap in progress");

@@ -3,7 +3,7 @@ package jetstream.archive;
 import java.time.Duration;
 
 /**
- * Cache-Control of archive downloads (spec §3.3, facts §5.4): a published compaction deadline plus
+ * Cache-Control of archive downloads (docs/http-api.md: Caching of archive downloads, getSegment): a published compaction deadline plus
  * the grace bounds how long a cached generation may be reused; without a usable deadline the fixed
  * {@code --segment-cache-max-age} applies, and with neither, {@code public, no-cache}.
  */

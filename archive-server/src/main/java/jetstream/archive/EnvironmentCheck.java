@@ -7,7 +7,7 @@ import jakarta.enterprise.event.Observes;
 import jetstream.config.EnvGuard;
 import jetstream.config.LogFormat;
 
-/** Refuses to start when a {@code JETSTREAM_*} environment variable is not a known flag (facts §8); applies the log format. */
+/** Refuses to start when a {@code JETSTREAM_*} environment variable is not a known flag (docs/configuration.md); applies the log format. */
 @ApplicationScoped
 final class EnvironmentCheck {
     void check(@Observes @Priority(1) StartupEvent ev) {

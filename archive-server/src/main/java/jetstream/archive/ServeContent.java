@@ -11,7 +11,7 @@ import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * The conditional and range decisions of Go's {@code http.ServeContent} (facts §5.4), free of any
+ * The conditional and range decisions of Go's {@code http.ServeContent} (docs/http-api.md: getSegment), free of any
  * HTTP framework: preconditions ({@code If-Match}, {@code If-Unmodified-Since}, {@code If-None-Match},
  * {@code If-Modified-Since}), {@code If-Range}, then {@code Range} (single, multiple, 416).
  */

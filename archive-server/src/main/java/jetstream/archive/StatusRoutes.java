@@ -23,7 +23,7 @@ final class StatusRoutes {
         try {
             renderStatus(ctx, json, sampler, store);
         } catch (RuntimeException e) {
-            // facts §5.1: a snapshot failure is a 503 with a small page, never a stack trace
+            // docs/http-api.md: Listeners and routes: a snapshot failure is a 503 with a small page, never a stack trace
             LOG.warnf(e, "status snapshot failed");
             if (!ctx.response().headWritten()) {
                 ctx.response().setStatusCode(503).putHeader("Cache-Control", "no-store");

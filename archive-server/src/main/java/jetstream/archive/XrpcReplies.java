@@ -3,7 +3,7 @@ package jetstream.archive;
 import io.vertx.core.http.HttpServerResponse;
 import jetstream.atproto.json.JsonBuffer;
 
-/** The archive handlers' XRPC replies: the failures they throw and their JSON bodies (facts §5.2); the error envelope is {@link jetstream.service.XrpcHttp}'s. */
+/** The archive handlers' XRPC replies: the failures they throw and their JSON bodies (docs/http-api.md: XRPC router); the error envelope is {@link jetstream.service.XrpcHttp}'s. */
 final class XrpcReplies {
     private XrpcReplies() {}
 

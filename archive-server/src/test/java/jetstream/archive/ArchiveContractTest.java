@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** Every endpoint and error row of facts §5.2–§5.6 over real HTTP, against [B]-written files and Go golden files. */
+/** Every endpoint and error row of docs/http-api.md: XRPC router, listSegments, getSegment, getBlock, planSnapshot over real HTTP, against [B]-written files and Go golden files. */
 @QuarkusTest
 @Tag("component")
 class ArchiveContractTest {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The 500 rows of facts §5.4/§5.5: a file the manifest holds is replaced on disk by one that cannot
+ * The 500 rows of docs/http-api.md: getSegment, getBlock: a file the manifest holds is replaced on disk by one that cannot
  * be opened (a rewrite gone wrong, someone else's damage). The server must answer
  * {@code InternalServerError "failed to open segment"} rather than a stale generation or a 404.
  */

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Cache-Control of getSegment and getBlock over a compaction pass (spec §3.3), on real responses
+ * Cache-Control of getSegment and getBlock over a compaction pass (docs/http-api.md: Caching of archive downloads), on real responses
  * of the archive-server following a feed that publishes what the ingester's compactor publishes:
  * before a pass {@code max-age} runs to the deadline plus the 5-minute grace; while the pass runs
  * (deadline = its start) only the grace is left; the rewrite notice swaps in the new generation

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import jetstream.config.EnvGuard;
 
-/** Cache-Control rules (spec §3.3) and the unknown-environment-variable check (facts §8). */
+/** Cache-Control rules (docs/http-api.md: Caching of archive downloads) and the unknown-environment-variable check (docs/configuration.md). */
 @Tag("unit")
 class PolicyTest {
     private static final long NOW = 1_800_000_000_000_000L;

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Facts §5.2/§5.10 gate with the real feed protocol: without an ingester the archive answers 503
+ * The docs/http-api.md: Readiness gating rule with the real feed protocol: without an ingester the archive answers 503
  * "bootstrap in progress" while {@code /} and {@code /status} are served; a fake ingester on
  * {@code data/run/feed.sock} then announces a sealed segment (loaded by the notice alone, no rescan)
  * and {@code steady_state}, which opens the archive.

@@ -138,7 +138,7 @@ public class ClientBackfillBench {
     }
 
     private static void send(HttpExchange x, byte[] body, String type) throws IOException {
-        // 200 without ranges: the client reads the whole segment in one response (facts §11.4 fallback).
+        // 200 without ranges: the client reads the whole segment in one response (docs/client.md: Downloads fallback).
         x.getResponseHeaders().add("Content-Type", type);
         x.sendResponseHeaders(200, body.length);
         try (OutputStream o = x.getResponseBody()) {

@@ -7,7 +7,7 @@ import jetstream.atproto.json.JsonBuffer;
 import jetstream.planner.PlanFilter;
 
 /**
- * The archive half of a subscription (facts §11.2): planSnapshot pages pinned to the first page's
+ * The archive half of a subscription (docs/client.md: Archive, then live): planSnapshot pages pinned to the first page's
  * sealedTipSeq, each page's units downloaded, decoded and delivered in plan order by the
  * {@link UnitPipeline}.
  */

@@ -334,7 +334,7 @@ public final class Event {
         return (r == null ? 0 : 2L * r.length()) + (c == null ? 0 : 2L * c.length());
     }
 
-    /** The v2 {@code subscribeEvents} payload object of this event (facts §7.5). */
+    /** The v2 {@code subscribeEvents} payload object of this event (docs/wire.md: v2 payloads). */
     public String toJson() {
         return new String(toJsonBytes(), StandardCharsets.UTF_8);
     }

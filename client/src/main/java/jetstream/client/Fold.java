@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The current-state view of a stream (the oracle's fold-convergence rule, facts §12.2): creates and
+ * The current-state view of a stream (the oracle's fold-convergence rule, docs/client.md: Folding): creates and
  * updates set a record, deletes remove it, and an account deletion or a {@code #sync} of a repo
  * drops every record of that DID (a sync restarts the repo from its new root, so what came before
  * is no longer known to be current). Not thread-safe.

@@ -29,7 +29,7 @@ public final class Jetstream {
      * Creates a client; nothing is requested until {@link JetstreamClient#events()} (or a stream or
      * publisher) is first used.
      *
-     * @param host {@code host[:port]} or an http/https/ws/wss URL (facts §11.1 normalization)
+     * @param host {@code host[:port]} or an http/https/ws/wss URL (normalized as docs/client.md: Entry points and options says)
      * @throws IllegalArgumentException for a bad host
      */
     public static JetstreamClient subscribe(String host, Options options) {

@@ -21,7 +21,7 @@ import java.util.stream.StreamSupport;
  * A running subscription: a driver thread walks the archive ({@link ArchiveSweep}: planSnapshot pages
  * pinned to the first page's sealedTipSeq, parallel streaming download and decode under a byte
  * budget, emission in plan order) and then follows the live tail ({@link LiveTail}) from
- * {@code max(sealedTipSeq, lastProcessed)} — facts §11.2. Batches are handed over through a small
+ * {@code max(sealedTipSeq, lastProcessed)} — docs/client.md: Archive, then live. Batches are handed over through a small
  * bounded queue ({@link Delivery}), so a slow reader slows the downloads down instead of buffering.
  *
  * <p>Every emitted event has a seq strictly above the previous one: rows the planner repeats (page

@@ -9,7 +9,7 @@ import java.util.Arrays;
 import jetstream.wire.V2Json;
 
 /**
- * One parsed v2 {@code subscribeEvents} frame (facts §7.2, §7.5): an event message, an
+ * One parsed v2 {@code subscribeEvents} frame (docs/wire.md: v2 framing, v2 payloads): an event message, an
  * {@code #info} message, an unknown message type (skipped for forward compatibility), or a terminal
  * error frame. The event's payload object is kept as the exact bytes the server sent.
  */

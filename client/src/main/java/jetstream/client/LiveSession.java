@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One connection to {@code subscribeEvents} (facts §7, §11.5). Offers subprotocol
+ * One connection to {@code subscribeEvents} (docs/wire.md: v2; docs/client.md: Live tail). Offers subprotocol
  * {@code xrpc.v1.json} only; frames are parsed on the socket's thread and queued (bounded, so a slow
  * consumer stops reading the socket instead of buffering without limit). A rejected upgrade becomes
  * an {@link XrpcException} with the server's error envelope.

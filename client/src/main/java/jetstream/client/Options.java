@@ -9,12 +9,12 @@ import jetstream.planner.PlanLimits;
 import jetstream.planner.PlanRequestException;
 
 /**
- * What a {@link JetstreamClient} reads and how (facts §11.1). Built with {@link #builder()}; every
+ * What a {@link JetstreamClient} reads and how (docs/client.md: Entry points and options). Built with {@link #builder()}; every
  * rule the Go client enforces at construction is checked by {@link Builder#build()}, which throws
  * {@link IllegalArgumentException} with the reason.
  */
 public final class Options {
-    /** Most bytes per block-aligned range request of a whole-segment download (facts §11.4: 16 MiB parts). */
+    /** Most bytes per block-aligned range request of a whole-segment download (docs/client.md: Downloads: 16 MiB parts). */
     static final int DEFAULT_PART_BYTES = 16 << 20;
     /** Decoded archive bytes that may wait for the reader (the prefetch budget). */
     public static final long DEFAULT_PREFETCH_BYTES = 64L << 20;

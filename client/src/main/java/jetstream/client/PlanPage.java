@@ -8,8 +8,8 @@ import java.util.List;
 import jetstream.segment.io.SegmentName;
 
 /**
- * One planSnapshot response (facts §5.6), parsed and validated the way the Go client validates a
- * server plan (facts §11.2): a plan that breaks these rules is a fatal error, never guessed around.
+ * One planSnapshot response (docs/http-api.md: planSnapshot), parsed and validated the way the Go client validates a
+ * server plan (docs/client.md: Archive, then live): a plan that breaks these rules is a fatal error, never guessed around.
  */
 public record PlanPage(long plannedThroughSeq, long sealedTipSeq, List<Entry> segments, long blocksMatched,
                        long entries, long segmentsExamined, long segmentsMatched) {

@@ -13,7 +13,7 @@ import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentLimits;
 
 /**
- * Reads one whole segment without ever holding it (facts §11.4, streamed): {@link #open} fetches the
+ * Reads one whole segment without ever holding it (docs/client.md: Downloads, streamed): {@link #open} fetches the
  * 256-byte header with a range request (pinning the file's strong ETag) and then the footer's block
  * index with a second range pinned by {@code If-Range}; {@link #range} streams a block-aligned byte
  * range and hands each complete block frame to a sink as it arrives. A range cut short resumes at the

@@ -5,7 +5,7 @@ package jetstream.client;
  * {@code plannedThrough} the last page's plannedThroughSeq, {@code residualGap} the seqs between the
  * cutover cursor and the first live event (filtered-out events included), -1 before the first one;
  * {@code sweeps} counts sealed sweeps started: more than one means the live tail answered
- * {@code CursorTooOld} and the client re-entered the archive (facts §11.2 step 5); {@code liveIdleReconnects}
+ * {@code CursorTooOld} and the client re-entered the archive (docs/client.md: Archive, then live step 5); {@code liveIdleReconnects}
  * counts live sessions reopened because the server went silent past {@code Options.liveIdleTimeout};
  * {@code failedUnits} counts units handed to the reader as {@link UnitFailedException};
  * {@code bufferedBytes} / {@code peakBufferedBytes} are the decoded archive bytes waiting for the

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Spec §7.1: the orchestrator's stop grace is at least JETSTREAM_SHUTDOWN_TIMEOUT. The chart
+ * docs/http-api.md: Operator surface: the orchestrator's stop grace is at least JETSTREAM_SHUTDOWN_TIMEOUT. The chart
  * derives both from {@code shutdownTimeoutSeconds}, so they cannot drift apart.
  */
 @Tag("unit")

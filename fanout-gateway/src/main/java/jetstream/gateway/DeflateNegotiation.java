@@ -18,7 +18,7 @@ import io.vertx.core.net.impl.ConnectionBase;
 
 /**
  * permessage-deflate (RFC 7692, context takeover) for one v1 upgrade whose client offered it
- * (facts §6.1 step 7): answers the offer in the 101 and, once that is written, puts Netty's
+ * (docs/wire.md: v1 upgrade order step 7): answers the offer in the 101 and, once that is written, puts Netty's
  * per-message deflate encoder and decoder between the frame codec and the connection. Installed by
  * the upgrade filter per request, so v2 and v1 without an offer never negotiate; Vert.x's own
  * extension handler (present because per-message compression is enabled, which also lets the

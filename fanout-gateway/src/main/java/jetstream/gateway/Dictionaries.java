@@ -8,7 +8,7 @@ import com.github.luben.zstd.ZstdCompressCtx;
 import com.github.luben.zstd.ZstdDictCompress;
 
 /**
- * The two zstd dictionaries (facts §6.5, §7.6), shipped byte-identical as resources, and one
+ * The two zstd dictionaries (docs/wire.md: Compression and dictionaries), shipped byte-identical as resources, and one
  * compression context per thread per wire: v1 uses the legacy dictionary at the default level, v2
  * the current dictionary at the fastest level; both with a 128 KiB window and content checksums.
  */

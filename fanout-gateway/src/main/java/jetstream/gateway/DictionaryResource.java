@@ -12,7 +12,7 @@ import jakarta.ws.rs.core.Response;
 import jetstream.service.XrpcHttp;
 
 /**
- * {@code getZstdDictionary} (facts §5.7): the v2 dictionary bytes, immutable and cacheable, served
+ * {@code getZstdDictionary} (docs/http-api.md: getZstdDictionary): the v2 dictionary bytes, immutable and cacheable, served
  * in every lifecycle phase.
  */
 @Path("/xrpc/network.bsky.jetstream.getZstdDictionary")

@@ -7,7 +7,7 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
 /**
- * Gateway settings under the reference's flag names (facts §8.2), each with its
+ * Gateway settings under the reference's flag names (docs/configuration.md), each with its
  * {@code JETSTREAM_*} environment twin.
  */
 @ConfigMapping(prefix = "jetstream")

@@ -1,7 +1,7 @@
 package jetstream.gateway;
 
 /**
- * The slow-consumer rule of facts §7.8, observed after every batch a subscriber reads: a streak
+ * The slow-consumer rule of docs/wire.md: Slow consumers, observed after every batch a subscriber reads: a streak
  * starts at the first observation with lag above the threshold and resets on any observation at
  * or below it; once the streak has lasted the window, the scan rate (cursor advance per second
  * since the streak's anchor) must reach the minimum, else the subscriber is dropped; if it does,

@@ -12,7 +12,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
-/** The {@code jetstream_subscribe_*} metrics of facts §9, with meters resolved once. */
+/** The {@code jetstream_subscribe_*} metrics of docs/metrics.md, with meters resolved once. */
 public final class SubscribeMetrics {
     /** The {@code compression} label. */
     public enum Compression {

@@ -160,7 +160,7 @@ public final class Subscriber {
 
     /**
      * Closes a connection that answered no ping for {@code pingIntervalNanos} plus the 5 s ping
-     * timeout (facts §6.8): pings go out every interval, so a live client's last pong is never older.
+     * timeout (docs/wire.md: v1 connection): pings go out every interval, so a live client's last pong is never older.
      * A pause of this process (a long GC, SIGSTOP) makes every pong look late at once while the
      * answers sit unread in the socket buffers, so a connection fails only when it is still overdue
      * one ping timeout after it was first seen overdue.

@@ -14,7 +14,7 @@ import jetstream.ratelimit.ClientAddress;
 import jetstream.ratelimit.ConcurrencyLimiter;
 
 /**
- * Subscriber caps of the gateway (spec §7): open subscriptions per client (an IPv4 address or an IPv6
+ * Subscriber caps of the gateway (docs/http-api.md: Operator surface): open subscriptions per client (an IPv4 address or an IPv6
  * /64, {@link ClientAddress#limitKey}) and in total. The
  * upgrade filter takes a slot once a request has passed every other check; the slot travels with
  * the prepared subscription and is given back when the WebSocket closes (or when a prepared

@@ -26,7 +26,7 @@ import jetstream.filter.FilterException;
 import jetstream.filter.V1Params;
 import jetstream.ratelimit.TokenBucket;
 
-/** The wire-frozen v1 {@code /subscribe} (facts §6), with {@code options_update} and {@code requireHello}. */
+/** The wire-frozen v1 {@code /subscribe} (docs/wire.md: v1), with {@code options_update} and {@code requireHello}. */
 @WebSocket(path = UpgradeFilter.V1_PATH)
 public class V1Endpoint {
     private static final Logger LOG = Logger.getLogger(V1Endpoint.class);

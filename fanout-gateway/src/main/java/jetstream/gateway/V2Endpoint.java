@@ -15,7 +15,7 @@ import io.smallrye.common.annotation.NonBlocking;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 
-/** {@code subscribeEvents} (facts §7): server-push only; any client data frame closes with 1008. */
+/** {@code subscribeEvents} (docs/wire.md: v2): server-push only; any client data frame closes with 1008. */
 @WebSocket(path = UpgradeFilter.V2_PATH)
 public class V2Endpoint {
     @Inject

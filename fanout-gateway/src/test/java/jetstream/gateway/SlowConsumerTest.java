@@ -23,7 +23,7 @@ import jetstream.replay.BlockCache;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 
-/** Facts §7.8: slow readers are dropped with ConsumerTooSlow; selective filters are not; stuck writes time out. */
+/** docs/wire.md: Slow consumers: slow readers are dropped with ConsumerTooSlow; selective filters are not; stuck writes time out. */
 @Tag("component")
 class SlowConsumerTest {
     @TempDir

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
-/** The ingester's meters (facts §9 names). Gauges read live values through suppliers. */
+/** The ingester's meters (docs/metrics.md names). Gauges read live values through suppliers. */
 public final class IngestMetrics {
     private final MeterRegistry registry;
     public final Counter eventsAppended;

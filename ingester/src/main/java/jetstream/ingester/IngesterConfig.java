@@ -6,7 +6,7 @@ import java.time.Duration;
 
 /**
  * The ingester's settings: the reference's flags as {@code JETSTREAM_*} environment variables with
- * its defaults (facts §8), plus the {@code JETSTREAM_INGEST_*} knobs of this implementation. Every
+ * its defaults (docs/configuration.md), plus the {@code JETSTREAM_INGEST_*} knobs of this implementation. Every
  * name {@link jetstream.config.EnvGuard} accepts is listed there.
  */
 @ConfigMapping(prefix = "jetstream")
@@ -80,7 +80,7 @@ public interface IngesterConfig {
 
     TimestampImport timestampImport();
 
-    /** The operator timestamp import (spec §8.1). */
+    /** The operator timestamp import (docs/lifecycle.md: Timestamp import). */
     interface TimestampImport {
         /** {@code JETSTREAM_TIMESTAMP_IMPORT_TOKEN}: bearer token; empty means the endpoints always answer 401. */
         java.util.Optional<String> token();
@@ -89,7 +89,7 @@ public interface IngesterConfig {
         java.util.Optional<String> dir();
     }
 
-    /** The backfill engine's flags (facts §8.2), {@code JETSTREAM_BACKFILL_*}. */
+    /** The backfill engine's flags (docs/configuration.md), {@code JETSTREAM_BACKFILL_*}. */
     interface Backfill {
         /** {@code JETSTREAM_BACKFILL_GLOBAL_DOWNLOADS}: fleet-wide in-flight getRepo. */
         @WithDefault("256")
@@ -138,7 +138,7 @@ public interface IngesterConfig {
         boolean allowLoopback();
     }
 
-    /** The steady-state failed-repo retrier (facts §8.2), {@code JETSTREAM_FAILED_REPO_RETRY_*}. */
+    /** The steady-state failed-repo retrier (docs/configuration.md), {@code JETSTREAM_FAILED_REPO_RETRY_*}. */
     interface FailedRepoRetry {
         /** {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL}: pass period and backoff base; 0 disables. */
         @WithDefault("4h")
@@ -183,7 +183,7 @@ public interface IngesterConfig {
         int tcpMaxReaders();
     }
 
-    /** Compaction (spec §3.3, facts §8.2 flags). */
+    /** Compaction (docs/lifecycle.md: Compaction; docs/configuration.md flags). */
     interface Compaction {
         /** {@code JETSTREAM_COMPACTION_INTERVAL}: time between passes; 0 disables compaction, merge tail included. */
         @WithDefault("4h")

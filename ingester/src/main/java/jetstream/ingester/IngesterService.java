@@ -43,7 +43,7 @@ public class IngesterService {
     private volatile IngesterCore core;
     private volatile TimestampImporter importer;
 
-    /** The operator import endpoints on this listener (facts §5.8–§5.9; docs/decisions.md). */
+    /** The operator import endpoints on this listener (docs/http-api.md: Timestamp import; docs/decisions.md). */
     void routes(@Observes Router router) {
         ImportEndpoints e = new ImportEndpoints(config.timestampImport().token().orElse(""), () -> importer);
         router.route(ImportEndpoints.IMPORT).handler(e::importTimestamps);
@@ -152,7 +152,7 @@ public class IngesterService {
     }
 
     /**
-     * Readiness: the core is open and its feed listener bound (spec §7.1) and no supervised thread is
+     * Readiness: the core is open and its feed listener bound (docs/http-api.md: Operator surface) and no supervised thread is
      * restarting; not the lifecycle phase.
      */
     public boolean serving() {

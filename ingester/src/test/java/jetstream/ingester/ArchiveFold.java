@@ -18,7 +18,7 @@ import jetstream.feed.FeedFrame;
 
 /**
  * Test helper (reusable by the system oracle): the current state a consumer reaches by replaying
- * archive rows in seq order (spec §2, invariant 10). Create, update and resync-create rows set the
+ * archive rows in seq order (docs/lifecycle.md: Seqs and vacancies, invariant 10). Create, update and resync-create rows set the
  * record's CID (recomputed from the payload, docs/segment-format.md); delete removes it; a sync row (kind 6)
  * and an account deletion ({@code active=false, status=deleted}) clear the DID; identity rows
  * change nothing. Not thread-safe.

@@ -66,7 +66,7 @@ class IngesterAppTest {
                 "jetstream_livestream_upstream_cursor", "jetstream_ingest_readable_log_pinned_overrun_bytes"}) {
             assertTrue(m.contains(name), name + " missing from /q/metrics");
         }
-        // facts §9 process-wide metrics: build info (version from the build), scrape time, store op timings
+        // docs/metrics.md process-wide metrics: build info (version from the build), scrape time, store op timings
         String version = jetstream.config.BuildInfo.current().version();
         assertTrue(!version.equals("unknown") && m.contains("jetstream_build_info{commit=\"")
                 && m.contains("version=\"" + version + "\"") , "jetstream_build_info with version " + version);

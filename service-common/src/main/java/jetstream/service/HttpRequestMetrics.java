@@ -16,7 +16,7 @@ import io.quarkus.vertx.http.runtime.filters.Filters;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * {@code jetstream_http_request_duration_seconds{handler,method,code}} (facts §9) on every service's
+ * {@code jetstream_http_request_duration_seconds{handler,method,code}} (docs/metrics.md) on every service's
  * public listener, with the Prometheus client's default buckets. Every label comes from a fixed set:
  * {@code handler} is the reference's route label ({@code root}, {@code status}, {@code subscribe},
  * {@code xrpc/network.bsky.jetstream.subscribeEvents}, {@code xrpc/} for every other XRPC method), ours
@@ -30,7 +30,7 @@ public class HttpRequestMetrics {
     static final String NAME = "jetstream_http_request_duration_seconds";
     static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT",
             "TRACE");
-    /** The reference's handler labels (facts §5.1: the route pattern without method and leading slash), plus ours. */
+    /** The reference's handler labels (docs/http-api.md: Listeners and routes: the route pattern without method and leading slash), plus ours. */
     static final Map<String, String> PATHS = Map.of("/", "root", "/status", "status", "/status.json", "status",
             "/subscribe", "subscribe", "/xrpc/network.bsky.jetstream.subscribeEvents",
             "xrpc/network.bsky.jetstream.subscribeEvents", "/metrics", "metrics", "/q/metrics", "metrics",

@@ -20,7 +20,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Operator surface of each service (spec §7.1): crash reports for escaped exceptions, and the
+ * Operator surface of each service (docs/http-api.md: Operator surface): crash reports for escaped exceptions, and the
  * debug listener ({@link DebugServer}) when {@code JETSTREAM_DEBUG_ADDR} is set. Its {@code /readyz}
  * is the service's readiness checks plus "the public listener is bound".
  */

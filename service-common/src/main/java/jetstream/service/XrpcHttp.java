@@ -8,7 +8,7 @@ import io.vertx.ext.web.RoutingContext;
 import jetstream.atproto.json.JsonBuffer;
 
 /**
- * The XRPC pieces every service's Vert.x routes answer with (facts §5.2): the error envelope
+ * The XRPC pieces every service's Vert.x routes answer with (docs/http-api.md: XRPC router): the error envelope
  * (compact JSON, Go escaping, {@code message} left out when empty) and procedure bodies bounded
  * at 2 MiB.
  */

@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** The XRPC error envelope every service answers with (facts §5.2). */
+/** The XRPC error envelope every service answers with (docs/http-api.md: XRPC router). */
 @Tag("unit")
 class XrpcHttpTest {
     private static String body(String name, String message) {

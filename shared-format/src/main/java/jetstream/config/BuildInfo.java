@@ -5,7 +5,7 @@ import java.io.InputStream;
 import java.util.Properties;
 
 /**
- * What this build is, for {@code jetstream_build_info{version,commit,date}} (facts §9): Maven
+ * What this build is, for {@code jetstream_build_info{version,commit,date}} (docs/metrics.md): Maven
  * writes {@code jetstream-build.properties} at build time ({@code -Djetstream.build.commit=<sha>}
  * sets the commit; otherwise it is {@code unknown}).
  */

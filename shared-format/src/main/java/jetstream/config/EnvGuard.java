@@ -5,13 +5,13 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Refuses unknown {@code JETSTREAM_*} environment variables (facts §8): a typo must fail startup
+ * Refuses unknown {@code JETSTREAM_*} environment variables (docs/configuration.md): a typo must fail startup
  * naming the variable rather than silently run with a default. One list serves every process, so a
  * single environment (a dev stack, a k8s ConfigMap) can configure all of them; the reference's
  * exempt prefixes ({@code JETSTREAM_APP_}, {@code JETSTREAM_SIM_}, {@code JETSTREAM_API_KEY}) pass.
  */
 public final class EnvGuard {
-    /** Every flag env var of the reference (facts §8.1, §8.2) and every one our processes add: {@link SettingCatalog}. */
+    /** Every flag env var of the reference (docs/configuration.md) and every one our processes add: {@link SettingCatalog}. */
     public static final Set<String> KNOWN = SettingCatalog.all().keySet();
 
     private EnvGuard() {}

@@ -14,7 +14,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * {@code JETSTREAM_LOG_FORMAT} ({@code json}, the reference's default, or {@code text}; facts §8.1).
+ * {@code JETSTREAM_LOG_FORMAT} ({@code json}, the reference's default, or {@code text}; docs/configuration.md).
  * {@code text} keeps Quarkus' console format. {@code json} replaces the formatter of every console
  * handler under the root logger with {@link Json}: one object per line, {@code time} (RFC 3339,
  * UTC), {@code level} (the slog names DEBUG/INFO/WARN/ERROR), {@code logger}, {@code msg}, and

@@ -10,8 +10,8 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
 /**
  * The reference's process-wide flags as Quarkus settings, for every service (registered in each
  * app's {@code META-INF/services/org.eclipse.microprofile.config.spi.ConfigSource}):
- * {@code JETSTREAM_LOG_LEVEL} ({@code debug|info|warn|error}, facts §8.1) → {@code quarkus.log.level},
- * {@code JETSTREAM_SHUTDOWN_TIMEOUT} (facts §8.2, default 5 s) → {@code quarkus.shutdown.timeout},
+ * {@code JETSTREAM_LOG_LEVEL} ({@code debug|info|warn|error}, docs/configuration.md) → {@code quarkus.log.level},
+ * {@code JETSTREAM_SHUTDOWN_TIMEOUT} (docs/configuration.md, default 5 s) → {@code quarkus.shutdown.timeout},
  * {@code JETSTREAM_ADDR} ({@code [host]:port}) → {@code quarkus.http.host}/{@code quarkus.http.port}.
  * {@code JETSTREAM_LOG_FORMAT} is applied by {@link LogFormat} once logging is up. A bad value
  * fails startup naming the variable. The ordinal sits below environment variables and system

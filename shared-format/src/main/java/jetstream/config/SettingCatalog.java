@@ -87,7 +87,7 @@ public final class SettingCatalog {
             declare("JETSTREAM_COMPACTION_CACHE_GRACE", Type.DURATION, "5m", EnumSet.of(Service.ARCHIVE),
                     "added to the ingester's published compaction deadline (the running pass's start while one runs): `max-age` = deadline + grace − now in whole seconds"),
             declare("JETSTREAM_COMPACTION_INTERVAL", Type.DURATION, "4h", EnumSet.of(Service.INGESTER),
-                    "time between compaction passes (spec §3.3)"),
+                    "time between compaction passes (docs/lifecycle.md: Compaction)"),
             declare("JETSTREAM_COMPACTION_REWRITE_WORKERS", Type.INT, "0", EnumSet.of(Service.INGESTER),
                     "segments rewritten in parallel by a pass"),
             declare("JETSTREAM_COMPACTION_TOMBSTONE_CAP", Type.LONG, "32000000", EnumSet.of(Service.INGESTER),

@@ -1,7 +1,7 @@
 package jetstream.feed;
 
 /**
- * The persisted {@code phase} values (docs/architecture.md: Lifecycle; facts §10.1) with their feed byte codes;
+ * The persisted {@code phase} values (docs/architecture.md: Lifecycle; docs/lifecycle.md: Phases) with their feed byte codes;
  * NONE is a fresh data directory.
  */
 public enum LifecyclePhase {

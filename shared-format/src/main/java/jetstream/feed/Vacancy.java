@@ -2,7 +2,7 @@ package jetstream.feed;
 
 /**
  * A registered vacancy: the half-open seq interval {@code [start, end)} that no durable event owns
- * and never will (spec §2). Cold replay may cross it; any other hole is an invariant violation.
+ * and never will (docs/lifecycle.md: Seqs and vacancies). Cold replay may cross it; any other hole is an invariant violation.
  */
 public record Vacancy(long start, long end, Reason reason) {
 

@@ -1,6 +1,6 @@
 package jetstream.filter;
 
-/** The wire class of each stored kind (facts §7.3): 1,2,3,7 commit; 4 identity; 5 account; 6 sync. */
+/** The wire class of each stored kind (docs/wire.md: v2 parameters): 1,2,3,7 commit; 4 identity; 5 account; 6 sync. */
 public final class KindClass {
     public static final int COMMIT = 1;
     public static final int IDENTITY = 1 << 1;

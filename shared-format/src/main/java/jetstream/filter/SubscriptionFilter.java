@@ -6,8 +6,8 @@ import java.util.Set;
  * The exact delivery predicate of one subscription, evaluated on per-event keys computed once per
  * event (kind, DID, collection) — never on JSON. Immutable and thread-safe.
  *
- * <p>One shape serves both wires: v1 (facts §6.3) has no kind filter and never shows kinds 6 and 7;
- * v2 (facts §7.3) may restrict kind classes and shows every kind.
+ * <p>One shape serves both wires: v1 (docs/wire.md: v1 delivery filter) has no kind filter and never shows kinds 6 and 7;
+ * v2 (docs/wire.md: v2 parameters) may restrict kind classes and shows every kind.
  */
 public final class SubscriptionFilter {
     /** Kind-class mask meaning "no kinds filter": every class, including kinds this build does not know. */

@@ -10,7 +10,7 @@ import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
 
 /**
- * The v1 {@code /subscribe} filter parameters (facts §6.2): lenient by contract — prefix heads are
+ * The v1 {@code /subscribe} filter parameters (docs/wire.md: v1 parameters): lenient by contract — prefix heads are
  * not validated, caps count entries after dedupe, a bad {@code maxMessageSizeBytes} silently means
  * "no limit". Also validates {@code options_update} payloads, which carry the same fields.
  */

@@ -10,7 +10,7 @@ import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
 
 /**
- * The v2 {@code subscribeEvents} filter parameters (facts §7.3): strict — raw-count caps, wildcard
+ * The v2 {@code subscribeEvents} filter parameters (docs/wire.md: v2 parameters): strict — raw-count caps, wildcard
  * heads validated, a strict uint32 {@code maxMessageSizeBytes}, the v1 names rejected with a pointer
  * to their replacement.
  */

@@ -5,7 +5,7 @@ import java.io.PrintStream;
 import java.time.Instant;
 
 /**
- * What a crash leaves behind, the JVM's {@code GOTRACEBACK=all} (spec §7.1): the reason, the failing
+ * What a crash leaves behind, the JVM's {@code GOTRACEBACK=all} (docs/http-api.md: Operator surface): the reason, the failing
  * exception, build metadata and every thread's stack, written to stderr in one piece before the
  * process exits. Every service's crash-loud exit and uncaught-exception handler goes through here.
  */

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import jetstream.config.ListenAddress;
 
 /**
- * The operator listener of every service (facts §5.1 "debug", spec §7.1), bound only when
+ * The operator listener of every service (docs/http-api.md: Listeners and routes, the debug listener), bound only when
  * {@code JETSTREAM_DEBUG_ADDR} is set: {@code /healthz}, {@code /readyz}, {@code /metrics} and the
  * JVM's pprof counterparts {@code /debug/threads} (all stacks) and {@code /debug/heap} (class
  * histogram). It is the JDK's own HTTP server on two daemon threads, independent of the service's
@@ -26,7 +26,7 @@ public final class DebugServer implements AutoCloseable {
         /** The process can do work (liveness). */
         boolean live();
 
-        /** The service's listeners are bound and serving (spec §7.1: not ingest health). */
+        /** The service's listeners are bound and serving (docs/http-api.md: Operator surface: not ingest health). */
         boolean ready();
 
         /** The Prometheus text exposition of the service's registry. */

@@ -3,7 +3,7 @@ package jetstream.planner;
 import java.util.List;
 
 /**
- * One planSnapshot page (facts §5.6 output). Each entry is a whole segment ({@code ranges} null) or
+ * One planSnapshot page (docs/http-api.md: planSnapshot output). Each entry is a whole segment ({@code ranges} null) or
  * inclusive block ranges {@code [first, last]} of one segment.
  */
 public record Plan(long plannedThroughSeq, long sealedTipSeq, List<Entry> segments, Stats stats) {

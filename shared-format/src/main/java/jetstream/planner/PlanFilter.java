@@ -12,7 +12,7 @@ import jetstream.segment.GloomFilter;
 import jetstream.segment.Kind;
 
 /**
- * A validated planSnapshot filter (facts §5.6): admitted kinds, deduplicated DIDs (pre-hashed for
+ * A validated planSnapshot filter (docs/http-api.md: planSnapshot): admitted kinds, deduplicated DIDs (pre-hashed for
  * bloom probes), exact collections and {@code <head>.} prefixes, and the {@code (afterSeq, beforeSeq]}
  * window. {@link #matches} is the exact row predicate a client applies to downloaded rows.
  */
@@ -57,7 +57,7 @@ public final class PlanFilter {
     }
 
     /**
-     * Validates a request in the order of facts §5.6; null lists and bounds mean "absent".
+     * Validates a request in the order of docs/http-api.md: planSnapshot; null lists and bounds mean "absent".
      *
      * @throws PlanRequestException with the exact 400 message
      */

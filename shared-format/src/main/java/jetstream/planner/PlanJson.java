@@ -9,7 +9,7 @@ import java.util.List;
 import jetstream.atproto.json.JsonBuffer;
 
 /**
- * planSnapshot's JSON input (typed like the generated Go struct) and output (facts §5.6 key order),
+ * planSnapshot's JSON input (typed like the generated Go struct) and output (docs/http-api.md: planSnapshot key order),
  * for the archive-server and the client tests' stand-in server.
  */
 public final class PlanJson {

@@ -1,7 +1,7 @@
 package jetstream.planner;
 
 /**
- * Server-side bounds of one planSnapshot page (facts §8.2 {@code --plan-*}): 0 for a filter maximum
+ * Server-side bounds of one planSnapshot page (docs/configuration.md {@code --plan-*}): 0 for a filter maximum
  * disables that filter, {@code maxEntries} 0 means unlimited, the threshold is in (0, 1].
  */
 public record PlanLimits(int maxDids, int maxCollections, int maxEntries, double wholeSegmentThreshold) {

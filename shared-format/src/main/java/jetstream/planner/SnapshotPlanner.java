@@ -5,7 +5,7 @@ import java.util.List;
 import jetstream.segment.GloomFilter;
 
 /**
- * The planSnapshot algorithm of facts §5.6 over manifest-resident metadata only: one-sided (a
+ * The planSnapshot algorithm of docs/http-api.md: planSnapshot over manifest-resident metadata only: one-sided (a
  * block that may hold a matching row is never left out), pages cut at work-unit boundaries with
  * at least one unit per page, so paging with {@code afterSeq = plannedThroughSeq} always advances.
  */

@@ -1,5 +1,5 @@
 /**
- * planSnapshot (facts §5.6) as pure code: the resident {@link jetstream.planner.Manifest} of sealed
+ * planSnapshot (docs/http-api.md: planSnapshot) as pure code: the resident {@link jetstream.planner.Manifest} of sealed
  * {@link jetstream.planner.SegmentSummary segment summaries}, the validated
  * {@link jetstream.planner.PlanFilter}, and {@link jetstream.planner.SnapshotPlanner}. The
  * archive-server adapts it to HTTP; a client can use the same filter for its exact row predicate.

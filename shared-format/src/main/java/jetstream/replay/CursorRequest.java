@@ -4,7 +4,7 @@ import jetstream.filter.FilterException;
 import jetstream.filter.GoQuote;
 
 /**
- * A parsed {@code cursor} query value (facts §6.4): absent means live; below 10^15 a jetstream seq
+ * A parsed {@code cursor} query value (docs/wire.md: Cursors): absent means live; below 10^15 a jetstream seq
  * (inclusive); at or above it a unix-µs timestamp.
  */
 public record CursorRequest(Mode mode, long value) {

@@ -9,7 +9,7 @@ import jetstream.segment.SegmentBlocks;
 import jetstream.segment.ZstdFrames;
 
 /**
- * The shared cursor resolver of facts §6.4: seq and timestamp cursors, the per-segment lookback
+ * The shared cursor resolver of docs/wire.md: Cursors: seq and timestamp cursors, the per-segment lookback
  * floor, future cursors to the live tip. Pure: every input (sealed segments in index order, the
  * writer's next seq, the clock, the lookback) is passed in.
  */

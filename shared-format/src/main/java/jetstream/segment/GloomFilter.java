@@ -27,7 +27,7 @@ public final class GloomFilter {
     private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
 
     /**
-     * Partition sizes per k (docs/segment-format.md: DID blooms; the values: facts §3.4); the order defines
+     * Partition sizes per k (docs/segment-format.md: DID blooms; the values are gloom v0.1.0's, bit for bit); the order defines
      * each partition's offset.
      */
     private static final int[][] PARTITIONS = {

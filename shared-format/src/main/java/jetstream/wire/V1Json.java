@@ -6,7 +6,7 @@ import jetstream.atproto.json.CborJson;
 import jetstream.atproto.json.JsonBuffer;
 
 /**
- * The Jetstream v1 event JSON of {@code /subscribe} (facts §6.6), written straight into a reusable
+ * The Jetstream v1 event JSON of {@code /subscribe} (docs/wire.md: v1 event JSON), written straight into a reusable
  * buffer: {@code did}, {@code time_us}, {@code cursor} (the seq; omitted when 0), {@code kind}, then
  * {@code commit}, {@code identity} or {@code account}. Escaping is Go {@code encoding/json}'s
  * throughout. Sync rows (kind 6) and resync replacement rows (kind 7) have no v1 form.

@@ -6,7 +6,7 @@ import jetstream.atproto.json.CborJson;
 import jetstream.atproto.json.JsonBuffer;
 
 /**
- * The v2 {@code network.bsky.jetstream.subscribeEvents} frames (facts §7.2, §7.5), written straight
+ * The v2 {@code network.bsky.jetstream.subscribeEvents} frames (docs/wire.md: v2 framing, v2 payloads), written straight
  * into a reusable buffer. Message payloads put {@code $type} first and the other keys in
  * alphabetical order; {@code seq} is Jetstream's seq and {@code time} the display time with six
  * fractional digits. Identity, account and sync payloads wrap the stored upstream body (whose own

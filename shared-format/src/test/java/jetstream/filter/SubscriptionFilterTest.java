@@ -19,7 +19,7 @@ class SubscriptionFilterTest {
     private static final String[] COLLS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow", "x.y.z", ""};
     private static final String[] DIDS = {"did:plc:a", "did:plc:b", "did:web:c.example", "did:plc:d"};
 
-    /** The predicates of facts §6.3 and §7.3 written out naively, for comparison. */
+    /** The predicates of docs/wire.md: v1 delivery filter, v2 parameters written out naively, for comparison. */
     private static boolean v1Reference(List<String> colls, List<String> dids, int kind, String did, String coll) {
         if (kind == 6 || kind == 7) {
             return false;

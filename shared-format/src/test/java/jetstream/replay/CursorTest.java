@@ -19,7 +19,7 @@ import jetstream.filter.V2Params;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentWriter;
 
-/** Cursor parsing and resolution (facts §6.4, §7.4), cold replay coverage and vacancies. */
+/** Cursor parsing and resolution (docs/wire.md: Cursors), cold replay coverage and vacancies. */
 @Tag("unit")
 class CursorTest {
     @TempDir

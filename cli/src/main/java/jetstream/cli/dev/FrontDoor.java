@@ -40,7 +40,7 @@ public final class FrontDoor implements AutoCloseable {
     static final String DICTIONARY = "/xrpc/network.bsky.jetstream.getZstdDictionary";
     static final String IMPORT = "/xrpc/network.bsky.jetstream.importTimestamps";
     static final String IMPORT_STATUS = "/xrpc/network.bsky.jetstream.getImportStatus";
-    /** The gateways' limit on client messages (facts §6.7) plus room for our own frames. */
+    /** The gateways' limit on client messages (docs/wire.md: v1 client messages) plus room for our own frames. */
     private static final int MAX_MESSAGE = 16 << 20;
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
             "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host");

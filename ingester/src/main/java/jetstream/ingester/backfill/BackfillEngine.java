@@ -17,7 +17,7 @@ import jetstream.ingester.writer.ByteBudget;
 import jetstream.ingester.writer.SteadyWriter;
 
 /**
- * The bootstrap backfill engine (spec §4.1 part 2, facts §10.4): roster from the relay's
+ * The bootstrap backfill engine (docs/lifecycle.md: Backfill): roster from the relay's
  * {@code listHosts} (hostnames validated by {@link HostnamePolicy}, banned hosts excluded, capped),
  * a bounded {@code listRepos} crawl per host directly on the PDS with a durable per-host cursor,
  * and {@code getRepo} downloads under a fleet-wide bound (the download pool's size), a per-host
@@ -119,7 +119,7 @@ public final class BackfillEngine implements AutoCloseable {
         return roster.direct();
     }
 
-    /** Crash recovery (spec §4.3), see {@link BackfillRecovery}: not_started rows become pending; loads the counts. */
+    /** Crash recovery (docs/lifecycle.md: Backfill), see {@link BackfillRecovery}: not_started rows become pending; loads the counts. */
     public void recover() {
         BackfillRecovery.recover(store, tally);
     }
@@ -218,7 +218,7 @@ public final class BackfillEngine implements AutoCloseable {
     }
 
     /**
-     * The merge's one-shot pending retry pass (spec §4.3): every {@code pending} row is replaced
+     * The merge's one-shot pending retry pass (docs/lifecycle.md: Backfill): every {@code pending} row is replaced
      * whole from its roster PDS (kind 6 + kind 7 rows, one submission). A transient failure after
      * one retry, or a host that cannot be reached, leaves the row {@code failed} with backoff for
      * the steady-state retrier; deactivated/taken-down/missing repos become {@code unavailable}.

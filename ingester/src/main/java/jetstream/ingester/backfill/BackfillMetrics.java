@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The {@code jetstream_backfill_*} meters (facts §9 names where the reference has one). One
+ * The {@code jetstream_backfill_*} meters (docs/metrics.md names where the reference has one). One
  * instance per registry: the bootstrap engine, the merge's discovery sweep and the retrier share
  * it, and gauges read whichever engine is current through {@link #progress}.
  */

@@ -7,7 +7,7 @@ import jetstream.ingester.store.MetaStore;
 import org.jboss.logging.Logger;
 
 /**
- * Crash recovery (spec §4.3): every {@code not_started} row left by an interrupted bootstrap
+ * Crash recovery (docs/lifecycle.md: Backfill): every {@code not_started} row left by an interrupted bootstrap
  * becomes {@code pending}, to be replaced whole by the merge's pending retry pass above the live
  * tail rather than downloaded again at low seqs. Also loads the status counts. Idempotent. The
  * {@code repo/} rows stream past; promotions commit in batches of {@link MetaStore#SCAN_BATCH_ROWS}.

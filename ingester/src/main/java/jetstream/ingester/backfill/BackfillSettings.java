@@ -9,7 +9,7 @@ import jetstream.config.SettingCatalog;
 
 /**
  * The backfill engine's and failed-repo retrier's settings: the reference's flags and defaults
- * (facts §8.2) plus the upstream mode of issue [J] and the loopback dev flag.
+ * (docs/configuration.md) plus the upstream mode of issue [J] and the loopback dev flag.
  *
  * @param upstreamUrl http(s) base of the relay ({@code JETSTREAM_RELAY_URL}), or of the PDS in direct-PDS mode
  * @param upstreamMode {@code JETSTREAM_UPSTREAM_MODE}
@@ -99,7 +99,7 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
         }
     }
 
-    /** The reference defaults (facts §8.2) against {@code upstreamUrl}. */
+    /** The reference defaults (docs/configuration.md) against {@code upstreamUrl}. */
     public static BackfillSettings defaults(String upstreamUrl) {
         return builder(upstreamUrl).build();
     }
@@ -170,8 +170,8 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
 
     /**
      * Named settings instead of twenty positional ones. Every setting with a {@code JETSTREAM_*} variable
-     * defaults to that variable's declared default ({@link SettingCatalog}: the reference's flags of facts
-     * §8.2 and ours), every DID listed (no DID list, no cap); the internal ones to the reference's 30 s
+     * defaults to that variable's declared default ({@link SettingCatalog}: the reference's flags and ours,
+     * docs/configuration.md), every DID listed (no DID list, no cap); the internal ones to the reference's 30 s
      * checkpoint period, a 30 s host retry delay and a 10 s progress line.
      */
     public static final class Builder {

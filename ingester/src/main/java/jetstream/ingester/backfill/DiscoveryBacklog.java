@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A bound on the bootstrap's listed-but-not-downloaded repos, fleet-wide. Every such repo is a
  * {@code not_started} row, and a crash turns each into {@code pending}: a whole-repo replacement
- * in the merge's pending pass instead of a plain download (spec §4.3). Listing a page for every
+ * in the merge's pending pass instead of a plain download (docs/lifecycle.md: Backfill). Listing a page for every
  * active host at once (64 hosts × 1,000 repos) made that backlog tens of thousands of repos, and
  * the merge after a {@code kill -9} re-downloaded them all. A host takes a page's worth of
  * permits before it lists, gives back what the page did not use, and each download job gives its

@@ -17,7 +17,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
 /**
- * The steady-state failed-repo retry loop (spec §4.3, facts §10.4): every
+ * The steady-state failed-repo retry loop (docs/lifecycle.md: Backfill): every
  * {@code JETSTREAM_FAILED_REPO_RETRY_INTERVAL} (and once at start), each {@code failed} row whose
  * {@code next_attempt_at} has passed is replaced whole from its roster PDS (through the dev host
  * map when set; a row without a PDS goes to the upstream's getRepo) as a kind 6 row plus kind 7

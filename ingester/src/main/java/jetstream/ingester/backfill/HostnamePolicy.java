@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Which hostnames from the relay's {@code listHosts} may be dialled (spec §4.1 step 1). The roster
+ * Which hostnames from the relay's {@code listHosts} may be dialled (docs/lifecycle.md: Backfill, the roster). The roster
  * is untrusted: a hostile or careless relay could point the backfill at loopback services, cloud
  * metadata endpoints or the operator's private network. Only a plain public DNS name passes:
  * lowercase letters, digits and hyphens in 1..63-byte labels, at most 253 bytes, at least two

@@ -6,7 +6,7 @@ import java.io.IOException;
 import java.time.Instant;
 
 /**
- * The {@code pdshost/<hostname>} row (docs/metadata-keys.md, spec §3.5): one roster host, its relay-reported
+ * The {@code pdshost/<hostname>} row (docs/metadata-keys.md): one roster host, its relay-reported
  * status and account count, the host-local {@code listRepos} cursor (where a crawl resumes), the
  * request cursor of the last non-empty page (where the discovery sweep reopens), and its lifecycle
  * state. Go field order and omit rules. Not thread-safe.

@@ -10,7 +10,7 @@ import jetstream.ingester.store.MetaStore;
 import org.jboss.logging.Logger;
 
 /**
- * The merge's one-shot pending retry pass (spec §4.3): every {@code pending} row is replaced whole
+ * The merge's one-shot pending retry pass (docs/lifecycle.md: Backfill): every {@code pending} row is replaced whole
  * from its roster PDS (kind 6 + kind 7 rows, one submission). A transient failure after one retry,
  * or a host that cannot be reached, leaves the row {@code failed} with backoff for the
  * steady-state retrier; deactivated/taken-down/missing repos become {@code unavailable}. The

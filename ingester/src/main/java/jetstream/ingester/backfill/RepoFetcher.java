@@ -25,7 +25,7 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.net.Outbound;
 
 /**
- * One {@code getRepo} turned into archive rows (facts §10.4), the one path for every repository
+ * One {@code getRepo} turned into archive rows (docs/lifecycle.md: Backfill), the one path for every repository
  * download (backfill, failed-repo retries, live resyncs): the CAR is read with every block checked
  * against its CID, the commit must name the requested DID, carry a TID rev and, when a key is
  * given, be signed with it; the MST is walked in key order with its structure verified, and each

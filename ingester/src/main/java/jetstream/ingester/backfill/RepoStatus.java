@@ -7,7 +7,7 @@ import java.io.IOException;
 import java.time.Instant;
 
 /**
- * The {@code repo/<did>} row (docs/metadata-keys.md, spec §3.5): per-DID backfill state and steady-state
+ * The {@code repo/<did>} row (docs/metadata-keys.md): per-DID backfill state and steady-state
  * bookkeeping, stored as the reference's JSON ({@code RepoStatus} with its nested
  * {@code backfill} object, Go field order, {@code omitempty} strings and numbers, {@code omitzero}
  * times). Mutable: callers read a row, change it and write it back (usually staged into the
@@ -222,7 +222,7 @@ public final class RepoStatus {
     }
 
     /**
-     * The rev below which the merge filter drops live rows of this DID (facts §10.6): the backfill
+     * The rev below which the merge filter drops live rows of this DID (docs/lifecycle.md: Merge): the backfill
      * rev of a {@code complete} repo, or null when the filter does not apply (not complete, or no rev).
      */
     public String mergeFilterRev() {

@@ -7,7 +7,7 @@ import java.util.Map;
 import jetstream.ingester.writer.SteadyWriter;
 
 /**
- * Whole-repo replacement (spec §4.3, kinds 6 and 7 of docs/segment-format.md, facts §10.4), used by
+ * Whole-repo replacement (docs/lifecycle.md: Backfill; kinds 6 and 7 of docs/segment-format.md), used by
  * the pending retry pass and the failed-repo retrier: the repo is downloaded again, every row
  * validated first, then one writer submission appends a synthetic kind 6 row followed by kind 7 rows
  * and stages the row's new status in the batch that makes them durable. A failure is recorded as {@code failed} with the

@@ -8,7 +8,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** The {@code jetstream_compaction_*} meters of facts §9 ({@link Compactor}), resolved once. */
+/** The {@code jetstream_compaction_*} meters of docs/metrics.md ({@link Compactor}), resolved once. */
 final class CompactionMetrics {
     final Counter passesOk;
     final Counter passesFailed;

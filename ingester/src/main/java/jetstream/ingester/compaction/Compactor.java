@@ -31,7 +31,7 @@ import jetstream.segment.io.SegmentRewriter;
 import org.jboss.logging.Logger;
 
 /**
- * Compaction (spec §3.3, facts §10.8, §1.13): physically removes create, update and resync-create
+ * Compaction (docs/lifecycle.md: Compaction; docs/segment-format.md: Rewrites): physically removes create, update and resync-create
  * rows superseded by a later tombstone from sealed segments, below the {@code compaction/seq}
  * watermark. A pass force-rotates the active segment, takes the target watermark (the highest
  * max_seq of a sealed segment), folds the tombstones of the rows in {@code (compaction/seq, target]}
@@ -48,9 +48,9 @@ import org.jboss.logging.Logger;
  */
 public final class Compactor implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Compactor.class);
-    /** Early passes are at least this far apart (facts §10.8). */
+    /** Early passes are at least this far apart (docs/lifecycle.md: Compaction). */
     public static final Duration EARLY_SPACING = Duration.ofSeconds(30);
-    /** Above this many tombstoned DIDs the segment blooms are not consulted (facts §8.2 constants). */
+    /** Above this many tombstoned DIDs the segment blooms are not consulted (a constant, not a setting). */
     static final int BLOOM_NARROWING_MAX_DIDS = 100_000;
     private static final String TMP_SUFFIX = ".tmp";
 

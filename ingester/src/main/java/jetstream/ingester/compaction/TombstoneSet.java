@@ -8,7 +8,7 @@ import jetstream.segment.BlockView;
 import jetstream.segment.Kind;
 
 /**
- * The in-memory tombstones since the last pass (spec §3.3): compaction-internal, it only feeds the
+ * The in-memory tombstones since the last pass (docs/lifecycle.md: Compaction): compaction-internal, it only feeds the
  * size gauges and the early-pass trigger at {@code --compaction-tombstone-cap}; a pass itself folds
  * tombstones from the rows on disk. Holds 64-bit hashes of the tombstone keys (record or DID) in an
  * open-addressing table, so a key seen twice (an append and the restart rebuild reading the same

@@ -10,7 +10,7 @@ import jetstream.segment.Kind;
 
 /**
  * The tombstones one pass folds from the rows in {@code (compaction/seq, target]} and the drop rule
- * of facts §10.8. Record tombstones come from update and delete rows, {@code (did, collection,
+ * of docs/lifecycle.md: Compaction. Record tombstones come from update and delete rows, {@code (did, collection,
  * rkey) → max seq}; DID tombstones from sync rows and from account rows saying {@code active=false,
  * status="deleted"}, {@code did → max seq}. A create, update or resync-create row is dropped when a
  * tombstone of its DID or of its record has a strictly greater seq; nothing else is ever dropped.

@@ -18,7 +18,7 @@ import jetstream.atproto.syntax.Nsid;
 import jetstream.atproto.syntax.RecordKey;
 
 /**
- * The operator's timestamp CSV (spec §8.1, facts §5.8), read as a stream of bytes so every record's
+ * The operator's timestamp CSV (docs/http-api.md: The CSV, Timestamp import), read as a stream of bytes so every record's
  * byte offset is known and a record can be read again by seeking to it. Memory is bounded: one
  * read window and one record of at most {@link #MAX_ROW_BYTES}. Quoting follows RFC 4180; a bare
  * quote (inside an unquoted field), text after a closing quote, or a quote still open at the end

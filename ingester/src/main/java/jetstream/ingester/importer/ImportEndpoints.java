@@ -16,7 +16,7 @@ import jetstream.atproto.json.JsonBuffer;
 import jetstream.service.XrpcHttp;
 
 /**
- * The two operator endpoints on the ingester's listener (facts §5.8–§5.9):
+ * The two operator endpoints on the ingester's listener (docs/http-api.md: Timestamp import):
  * {@code POST /xrpc/network.bsky.jetstream.importTimestamps} and
  * {@code GET /xrpc/network.bsky.jetstream.getImportStatus}. Checks run in this order: method (405),
  * bearer token (401, one answer for disabled, missing and wrong), body (413, 400), then the

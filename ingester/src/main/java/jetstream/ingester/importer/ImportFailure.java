@@ -1,6 +1,6 @@
 package jetstream.ingester.importer;
 
-/** A refused import request: the HTTP status, XRPC error name and message of facts §5.8–§5.9. */
+/** A refused import request: the HTTP status, XRPC error name and message of docs/http-api.md: Timestamp import. */
 public final class ImportFailure extends Exception {
     private final int status;
     private final String name;

@@ -10,7 +10,7 @@ import java.util.TreeMap;
 import jetstream.atproto.json.JsonBuffer;
 
 /**
- * One timestamp-import job's record: stored at {@code import/job/<id>/meta} (facts §5.9 keys) and
+ * One timestamp-import job's record: stored at {@code import/job/<id>/meta} (docs/http-api.md: Timestamp import keys) and
  * rendered as the getImportStatus output. Mutated only by the job's thread; readers get
  * {@link #copy()}s.
  */
@@ -138,7 +138,7 @@ public final class ImportJob {
         return decode(encode());
     }
 
-    /** The stored record (Go field names, facts §5.9). */
+    /** The stored record (Go field names, docs/http-api.md: Timestamp import). */
     synchronized byte[] encode() {
         JsonBuffer b = new JsonBuffer(512);
         b.appendAscii("{\"id\":").appendString(id);
@@ -217,7 +217,7 @@ public final class ImportJob {
         return j;
     }
 
-    /** The getImportStatus output: keys in the order of facts §5.9, counters always present. */
+    /** The getImportStatus output: keys in the order of docs/http-api.md: Timestamp import, counters always present. */
     public synchronized byte[] statusJson() {
         JsonBuffer b = new JsonBuffer(512);
         b.appendAscii("{\"bucketed\":").appendBoolean(bucketed);

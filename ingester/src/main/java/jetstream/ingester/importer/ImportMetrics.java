@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The {@code jetstream_import_*} meters (facts §9). */
+/** The {@code jetstream_import_*} meters (docs/metrics.md). */
 final class ImportMetrics {
     private final MeterRegistry r;
     final Timer jobDuration;

@@ -20,8 +20,8 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
- * The durable imported-timestamp rule map, {@code <data-dir>/import-rules/} (its own RocksDB, facts
- * §1.14): URI → {@link ImportRule}, last write wins across every import. The steady writer asks it
+ * The durable imported-timestamp rule map, {@code <data-dir>/import-rules/} (its own RocksDB,
+ * docs/segment-format.md: Names, directories, sizes): URI → {@link ImportRule}, last write wins across every import. The steady writer asks it
  * for every appended row ({@link SteadyWriter.IndexedAtRules}), so rows appended after a job
  * installed its rules carry the imported time from the start. An in-memory DID bloom keeps that
  * lookup off RocksDB for the rows of DIDs no rule names.

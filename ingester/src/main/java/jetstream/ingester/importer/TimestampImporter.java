@@ -33,7 +33,7 @@ import jetstream.segment.io.SegmentRewriter;
 import org.jboss.logging.Logger;
 
 /**
- * The timestamp-import job manager (spec §8, facts §5.8–§5.9). One job at a time, on its own
+ * The timestamp-import job manager (docs/lifecycle.md: Timestamp import; docs/http-api.md: Timestamp import). One job at a time, on its own
  * thread:
  * <ol>
  * <li>parse_bucket: one streaming pass validates the CSV, folds valid rows into the durable

@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * The verifier's hosting state of an account, {@code sync/host/<did>} (docs/metadata-keys.md): {@code 0x01},
  * active u8, uvarint status length, status, the upstream seq of the {@code #account} event as u64
  * BE, uvarint time length, time. Written from every accepted {@code #account}; its seq is the
- * fallback of the account replay ratchet (facts §10.3 step 4).
+ * fallback of the account replay ratchet (docs/lifecycle.md: Live path step 4).
  */
 public record HostingState(boolean active, String status, long seq, String time) {
 

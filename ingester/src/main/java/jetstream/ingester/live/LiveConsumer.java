@@ -17,7 +17,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import org.jboss.logging.Logger;
 
 /**
- * The live firehose consumer (facts §10.2, §10.3): a {@link RelayConnection} to
+ * The live firehose consumer (docs/lifecycle.md: Live path): a {@link RelayConnection} to
  * {@code com.atproto.sync.subscribeRepos} from the persisted {@code relay/cursor}. Each frame is
  * decoded on the connection's thread (relay error frames reconnect at once) and applied by the
  * {@link EventApplier} in upstream order. A live first sighting never triggers a download.

@@ -7,7 +7,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * The replay guards of facts §10.3 step 4: an {@code #identity} at or below the DID's applied
+ * The replay guards of docs/lifecycle.md: Live path step 4: an {@code #identity} at or below the DID's applied
  * upstream seq ({@code sync/ident/<did>}) is a replay and dropped; an {@code #account} likewise
  * against {@code sync/acct/<did>}, falling back to the seq of the stored hosting state
  * ({@code sync/host/<did>}) when no account ratchet exists. An accepted event's new ratchet (and,

@@ -2,7 +2,7 @@ package jetstream.ingester.phase;
 
 import java.time.Instant;
 
-/** The {@code repo/<did>} rows as merge reads and updates them (docs/metadata-keys.md, facts §10.6). */
+/** The {@code repo/<did>} rows as merge reads and updates them (docs/metadata-keys.md, docs/lifecycle.md: Merge). */
 public interface MergeRepos {
     /** {@code backfill.status} and {@code backfill.rev} of a row. */
     record Backfilled(String status, String rev) {}

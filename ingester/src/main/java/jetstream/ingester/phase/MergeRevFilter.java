@@ -3,7 +3,7 @@ package jetstream.ingester.phase;
 import jetstream.atproto.firehose.ArchiveRow;
 
 /**
- * The merge phase rev filter (facts §10.6, spec §4.2): a captured live row is dropped only when
+ * The merge phase rev filter (docs/lifecycle.md: Merge): a captured live row is dropped only when
  * the backfill already holds its effect. Identity and account rows are always kept; commit rows
  * (kinds 1, 2, 3, 7) and sync rows (6) are dropped only when {@code repo/<did>} exists with
  * {@code backfill.status == complete}, a non-empty {@code backfill.rev}, the row has a non-empty

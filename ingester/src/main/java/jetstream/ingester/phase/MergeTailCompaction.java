@@ -3,7 +3,7 @@ package jetstream.ingester.phase;
 import org.jboss.logging.Logger;
 
 /**
- * The merge-tail compaction pass (spec §4.2, facts §10.1): after the archive's active file is
+ * The merge-tail compaction pass (docs/lifecycle.md: Merge, Phases): after the archive's active file is
  * sealed and before the discovery sweep, so the archive is delete/update-compliant when
  * {@code phase=steady_state} is written. Must be safe to run again after a crash.
  */

@@ -14,7 +14,7 @@ import io.micrometer.core.instrument.Timer;
 import jetstream.feed.LifecyclePhase;
 
 /**
- * The {@code jetstream_orchestrator_*} meters of facts §9: the lifecycle phase, its transitions
+ * The {@code jetstream_orchestrator_*} meters of docs/metrics.md: the lifecycle phase, its transitions
  * and how long each phase lasted, and the merge's counters. Label values come from
  * {@link LifecyclePhase} only. One instance per registry (the phase machine, the merger and the
  * backfill engine's discovery sweep share it).

@@ -29,7 +29,7 @@ import jetstream.segment.io.SegmentWriter;
 import org.jboss.logging.Logger;
 
 /**
- * The lifecycle {@code bootstrap → merging → steady_state} (facts §10.1, spec §4.1–§4.3), run on
+ * The lifecycle {@code bootstrap → merging → steady_state} (docs/lifecycle.md: Phases, Merge), run on
  * its own thread from whatever phase the data directory is in. Every step is durable on its own
  * and safe to repeat, so a crash anywhere resumes in the persisted phase:
  * <ul>
@@ -177,7 +177,7 @@ public final class PhaseMachine implements AutoCloseable {
     }
 
     /**
-     * The live tail starts first (spec §4.1) and must hold a durable {@code relay/cursor} before any
+     * The live tail starts first (docs/lifecycle.md: Phases) and must hold a durable {@code relay/cursor} before any
      * repo is downloaded: without one a restart would resume at the relay's live tip, and events of
      * repos downloaded before the crash that happened while the process was down would be lost.
      * Bounded, because a quiet relay sends nothing to take a cursor from (and so loses nothing).

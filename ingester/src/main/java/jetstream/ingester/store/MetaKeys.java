@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import jetstream.feed.Vacancy;
 
 /**
- * The metadata key space (docs/metadata-keys.md, spec §3.5) and the value encodings this module writes.
+ * The metadata key space (docs/metadata-keys.md) and the value encodings this module writes.
  * Keys are ASCII; {@code <did>} verbatim.
  */
 public final class MetaKeys {

@@ -18,7 +18,7 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
- * The ingester's metadata store, {@code data/meta.rocksdb} (key space: docs/metadata-keys.md, spec §3.5). Only the
+ * The ingester's metadata store, {@code data/meta.rocksdb} (key space: docs/metadata-keys.md). Only the
  * ingester opens it. Every write is a synced batch; a failed read or write is fatal
  * ({@link MetaStoreException}, ENOSPC named). Thread-safe (RocksDB is). An operation after (or racing)
  * {@link #close} fails with {@link IllegalStateException} instead of reaching freed native memory: a
@@ -46,7 +46,7 @@ public final class MetaStore implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
 
-    /** Timing of each store operation ({@code jetstream_store_op_duration_seconds{op,status}}, facts §9). */
+    /** Timing of each store operation ({@code jetstream_store_op_duration_seconds{op,status}}, docs/metrics.md). */
     @FunctionalInterface
     public interface OpObserver {
         OpObserver NONE = (op, ok, nanos) -> {};

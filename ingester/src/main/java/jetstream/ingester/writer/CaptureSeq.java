@@ -5,7 +5,7 @@ import jetstream.ingester.store.MetaStore;
 
 /**
  * The seq counter of the bootstrap live-capture tree ({@code live_segments/seq/next}, docs/metadata-keys.md,
- * §10.5): the reference's plain scheme without a lease. Its seqs order rows inside
+ * docs/lifecycle.md: Seqs and vacancies): the reference's plain scheme without a lease. Its seqs order rows inside
  * {@code backfill/live_segments} only; nobody reads them (merge re-appends the rows under fresh
  * archive seqs), so a seq of rows lost in a crash may be handed out again. Open recovers
  * {@code max(persisted, highest seq on disk + 1)}, floor 1. Used only on the writer thread.

@@ -8,7 +8,7 @@ import jetstream.feed.LifecyclePhase;
 import jetstream.feed.Vacancy;
 
 /**
- * The readable log (spec §4.3): every event the steady writer appended, as its encoded feed frame,
+ * The readable log (docs/invariants.md §8): every event the steady writer appended, as its encoded feed frame,
  * in seq order, from the moment it has a seq; interleaved with control frames (watermark, vacancy,
  * seal, phase, …). Entries are addressed by a monotonically increasing position. Entries with seq
  * above the durable watermark are pinned; durable ones are evicted oldest first once the log

@@ -3,7 +3,7 @@ package jetstream.ingester.writer;
 import java.nio.file.Path;
 import jetstream.ingester.store.MetaKeys;
 
-/** The two segment trees of the data directory (facts §10.1), each written by one {@link SteadyWriter}. */
+/** The two segment trees of the data directory (docs/lifecycle.md: Phases), each written by one {@link SteadyWriter}. */
 public enum SegmentTree {
     /** {@code data/segments}: the archive, served; seq lease, readable log, feed. */
     SEGMENTS("segments", MetaKeys.SEQ_NEXT, MetaKeys.WITNESSED_AT, "steady-writer"),

@@ -7,7 +7,7 @@ import jetstream.ingester.store.MetaKeys;
 import jetstream.ingester.store.MetaStore;
 
 /**
- * The seq allocator of the steady writer with its durable write-ahead lease (spec §2, §3.5).
+ * The seq allocator of the steady writer with its durable write-ahead lease (docs/lifecycle.md: Seqs and vacancies; docs/metadata-keys.md).
  * Seqs start at 1. Before a seq is handed out (and so before its event can enter the readable log
  * and be seen by a reader) it lies below {@code seq/max_reserved} in RocksDB. A graceful close
  * collapses the lease to the coverage frontier; an open after a crash finds the lease beyond the

@@ -29,7 +29,7 @@ import jetstream.segment.io.SegmentWriter;
 
 /**
  * The writer of one segment tree, shared by several producers through a bounded queue and run on
- * its own thread (spec §4.3). Two trees exist ({@link SegmentTree}): {@code data/segments} (the archive:
+ * its own thread (docs/invariants.md §8). Two trees exist ({@link SegmentTree}): {@code data/segments} (the archive:
  * seq from the {@link SeqLease} inside the durable lease, every row's encoded event frame into the
  * {@link ReadableLog} that the feed serves) and, during bootstrap only,
  * {@code data/backfill/live_segments} (the live capture: its own counter
@@ -52,7 +52,7 @@ public final class SteadyWriter implements AutoCloseable {
     /** A writer-thread step queued behind every earlier submission (barriers). */
     private record Step(Runnable action, CountDownLatch done) {}
 
-    /** The imported display time for a row about to be appended (timestamp import, spec §8); 0 = none. */
+    /** The imported display time for a row about to be appended (timestamp import, docs/lifecycle.md: Timestamp import); 0 = none. */
     @FunctionalInterface
     public interface IndexedAtRules {
         long indexedAt(ArchiveRow row);

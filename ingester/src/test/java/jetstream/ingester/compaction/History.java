@@ -21,8 +21,8 @@ import jetstream.testing.ArchiveRows;
 /**
  * Test model of compaction, written independently of the production fold: random histories of
  * creates, updates, deletes, identities, account changes (some of them deletions), syncs with
- * their resync creates; the archive read back row by row; the survivors the drop rule of facts
- * §10.8 predicts; and the fold a consumer computes.
+ * their resync creates; the archive read back row by row; the survivors the drop rule of
+ * docs/lifecycle.md: Compaction predicts; and the fold a consumer computes.
  */
 public final class History {
     public static final String[] COLLECTIONS = {"app.bsky.feed.post", "app.bsky.feed.like", "app.bsky.graph.follow"};

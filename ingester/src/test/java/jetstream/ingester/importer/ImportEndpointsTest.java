@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The operator endpoints over real HTTP: every refusal of facts §5.8–§5.9 and a job followed to completion. */
+/** The operator endpoints over real HTTP: every refusal of docs/http-api.md: Timestamp import and a job followed to completion. */
 @Tag("unit")
 class ImportEndpointsTest {
     static final String TOKEN = "s3cret-operator-token";

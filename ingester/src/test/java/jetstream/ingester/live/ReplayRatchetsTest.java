@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Facts §10.3 step 4: the #identity / #account replay guards, with the account guard's hosting-state fallback. */
+/** docs/lifecycle.md: Live path step 4: the #identity / #account replay guards, with the account guard's hosting-state fallback. */
 @Tag("unit")
 class ReplayRatchetsTest {
     private static final String DID = "did:plc:ratchettest000000000000";

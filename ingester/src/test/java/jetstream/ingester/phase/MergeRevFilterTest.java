@@ -6,7 +6,7 @@ import jetstream.atproto.firehose.ArchiveRow;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** Every row of the facts §10.6 table, for every kind. */
+/** Every row of the docs/lifecycle.md: Merge table, for every kind. */
 @Tag("unit")
 class MergeRevFilterTest {
     private static final String OLD = "3kaaaaaaaaa22";

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jetstream.feed.LifecyclePhase;
 
-/** The orchestrator's phase gauge, transitions and state durations (facts §9). */
+/** The orchestrator's phase gauge, transitions and state durations (docs/metrics.md). */
 @Tag("unit")
 class OrchestratorMetricsTest {
     @Test

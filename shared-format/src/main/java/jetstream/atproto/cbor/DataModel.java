@@ -4,7 +4,7 @@ import jetstream.atproto.DecodeException;
 import jetstream.atproto.cid.Cid;
 
 /**
- * The atproto data-model gate on a record block (facts §10.3, {@code invalid_data_model}): exactly
+ * The atproto data-model gate on a record block (docs/lifecycle.md: Live path, {@code invalid_data_model}): exactly
  * one DAG-CBOR item, a map at the top, every CID link with a SHA-256 multihash. {@link CborReader}
  * already refuses floats, other tags, non-canonical encodings and bad UTF-8; this adds the top-level
  * type, trailing bytes and the hash of each link. Allocates nothing.

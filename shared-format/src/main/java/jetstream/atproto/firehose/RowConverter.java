@@ -23,7 +23,7 @@ import jetstream.atproto.syntax.Tid;
 
 /**
  * Turns upstream input into archive rows (docs/segment-format.md) and applies the ingest validation gate
- * (spec §4.4, facts §10.3, §10.4, §2.6):
+ * (docs/lifecycle.md: Live path, Backfill; docs/segment-format.md: Block body):
  *
  * <ul>
  *   <li>a DID that is not DID syntax, or a {@code #commit}/{@code #sync}/repo rev that is not a TID,

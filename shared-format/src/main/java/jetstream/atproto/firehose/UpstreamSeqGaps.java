@@ -1,7 +1,7 @@
 package jetstream.atproto.firehose;
 
 /**
- * Watches the relay's seqs across a connection (facts §10.2): relay seqs of consecutive events are
+ * Watches the relay's seqs across a connection (docs/lifecycle.md: Live path): relay seqs of consecutive events are
  * contiguous, so a jump means events were missed upstream (counted, never fatal) and a step
  * backwards means the relay restarted or replayed. Frames without a seq (info, error, unknown) are
  * not observed. Not thread-safe; one per connection.

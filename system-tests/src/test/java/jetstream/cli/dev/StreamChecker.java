@@ -12,14 +12,14 @@ import jetstream.feed.Vacancy;
 
 /**
  * The system test's oracle for one recorded subscriber stream against the archive on disk. Written
- * from the spec's delivery rules (facts §6.3, §7.3), independently of the gateway's filter code.
+ * from the spec's delivery rules (docs/wire.md: v1 delivery filter, v2 parameters), independently of the gateway's filter code.
  * Checks: after dropping repeated seqs (identical repeats only) the seqs strictly increase, and in
  * particular never go back within one DID (per-DID order); every delivered event is the archive's
  * row with that seq, or lies in a registered vacancy (live events are sent before they are durable,
- * facts §6 hot path and docs/feed-protocol.md rule 4: one lost in an ingester crash leaves its seq
+ * docs/invariants.md §8 and docs/feed-protocol.md rule 4: one lost in an ingester crash leaves its seq
  * inside the abandoned lease, never reused), or is a record version compaction removed (a create or
  * update at or below the compaction watermark with a later tombstone of its record or DID in the
- * archive, spec §3.3); every delivered event passes the filter; every archive row in the recorded
+ * archive, docs/lifecycle.md: Compaction); every delivered event passes the filter; every archive row in the recorded
  * span that passes the filter was delivered; every seq of the span missing from the archive lies in
  * a registered vacancy or at or below the compaction watermark (what compaction dropped without a
  * subscriber seeing it is judged by the fold against ground truth, not here). Times: a delivered
@@ -49,7 +49,7 @@ final class StreamChecker {
             return kind.equals("commit") && (op.equals("create") || op.equals("update"));
         }
 
-        /** Supersedes {@code older} for compaction (facts §10.8): a later update/delete of its record, a sync or account deletion of its DID. */
+        /** Supersedes {@code older} for compaction (docs/lifecycle.md: Compaction): a later update/delete of its record, a sync or account deletion of its DID. */
         boolean tombstoneOf(Row older) {
             if (seq <= older.seq || !did.equals(older.did)) {
                 return false;

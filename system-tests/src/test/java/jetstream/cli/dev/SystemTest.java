@@ -659,7 +659,7 @@ class SystemTest {
          * DIDs the client saw made inactive (deactivated, taken down, suspended) by an event below {@code seq}.
          * With {@code seq} the archive's next seq at steady state, that event was captured during the bootstrap
          * or merge, so the backfill's getRepo may have been refused and the repository recorded {@code
-         * unavailable}, which is terminal as in the reference (facts §10.4): its records from before the live
+         * unavailable}, which is terminal as in the reference (docs/lifecycle.md: Backfill): its records from before the live
          * capture are then missing from the archive.
          */
         Set<String> inactiveBelow(long seq) {
