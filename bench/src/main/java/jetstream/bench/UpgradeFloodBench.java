@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
+import jetstream.testing.RawUpgrades;
 
 /**
  * The issue-21 upgrade flood against one packaged gateway: {@code upgrades} WebSocket upgrades to
@@ -145,6 +146,8 @@ public final class UpgradeFloodBench {
             System.out.printf("RESULT generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
                     cpu / 1e9, upgrades, cpu / 1e6 / upgrades, upgrades / (cpu / 1e9));
             outcomes.putAll(raw.outcomes);
+            System.out.printf("RESULT answer time (connect to status line) p50=%.0f ms p99=%.0f ms max=%.0f ms%n",
+                    raw.answerMillis(0.5), raw.answerMillis(0.99), raw.answerMillis(1));
         }
         for (int i = 0; raw == null && i < upgrades; i++) {
             slots.acquire();
