@@ -191,7 +191,8 @@ public final class UpgradeFloodBench {
         Collections.sort(sorted);
         long max = sorted.isEmpty() ? -1 : sorted.get(sorted.size() - 1);
         long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
-        long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError"))
+        long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError")
+                        || l.contains("OutOfDirectMemoryError"))
                 .count();
         System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f (%.0f upgrades/s) outcomes=%s%n", upgrades,
                 dids, inflight, ips, seconds, upgrades / seconds, new java.util.TreeMap<>(outcomes));

@@ -128,10 +128,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     }
 
     private boolean xrpc() {
-        if (startLength < XRPC_PREFIX.length) {
-            return false;
-        }
-        return java.util.Arrays.equals(start, XRPC_PREFIX);
+        return startLength == XRPC_PREFIX.length && java.util.Arrays.equals(start, XRPC_PREFIX);
     }
 
     /**

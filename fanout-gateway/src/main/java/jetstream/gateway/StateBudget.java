@@ -4,9 +4,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The gateway's byte budget for subscription state ({@code JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES}):
- * parsed filters, prepared (pending) upgrades and per-connection state, each charged by its
- * {@link StateFootprint} estimate. The upgrade filter reserves before it parses a query and refuses
- * with 503 when the reservation does not fit, so a flood of large filters is shed before it is held.
+ * request heads still arriving ({@link HeadBudget}, from their first byte), parsed filters, prepared
+ * (pending) upgrades and per-connection state, each charged by its {@link StateFootprint} estimate. The
+ * upgrade filter takes the head's reservation over before it parses a query and refuses with 503 when it
+ * does not fit, so a flood of large filters is shed before it is held.
  * Thread-safe; a limit of 0 means unlimited (the bytes are still counted).
  */
 final class StateBudget {

@@ -79,7 +79,9 @@ class UpgradeFloodHeapIT {
                 }
                 Map<String, Long> outcomes = new TreeMap<>();
                 flood.outcomes.forEach((k, v) -> outcomes.put(k, v.sum()));
-                String oom = Files.readAllLines(log).stream().filter(l -> l.contains("OutOfMemoryError")).findFirst()
+                // Netty's direct-buffer exhaustion is an OutOfDirectMemoryError (its read buffers are direct).
+                String oom = Files.readAllLines(log).stream()
+                        .filter(l -> l.contains("OutOfMemoryError") || l.contains("OutOfDirectMemoryError")).findFirst()
                         .orElse(null);
                 assertTrue(gateway.isAlive(), "the gateway died; outcomes " + outcomes);
                 assertEquals(null, oom, "the gateway ran out of heap; outcomes " + outcomes);
