@@ -35,6 +35,12 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
      * request's URI {@code String}.
      */
     static final long PER_BYTE = 4;
+    /**
+     * A head up to this size may fill the whole budget; a larger one only up to {@link StateBudget#headCeiling},
+     * so small subscriptions are served until the budget is spent while large heads still arriving cannot
+     * crowd out the parse of those that have arrived.
+     */
+    static final long SMALL_HEAD = 16 << 10;
     /** What a refused request may still send (read and dropped) before its connection is closed. */
     static final long DRAIN_BYTES = 2L << 20;
     /** How long a refused request's rest is read before its connection is closed. */
@@ -103,7 +109,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         }
         remember(buf);
         headBytes += buf.readableBytes();
-        if (!charge(PER_BYTE * headBytes)) {
+        if (!charge(PER_BYTE * headBytes, headBytes <= SMALL_HEAD ? budget.limit() : budget.headCeiling())) {
             refuse(ctx);
             drain(ctx, buf);
             return;
@@ -111,12 +117,12 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         ctx.fireChannelRead(msg);
     }
 
-    private boolean charge(long bytes) {
+    private boolean charge(long bytes, long ceiling) {
         if (held == null) {
-            held = budget.tryReserve(bytes);
+            held = budget.tryReserve(bytes, ceiling);
             return held != null;
         }
-        return bytes <= held.bytes() || held.resize(bytes);
+        return bytes <= held.bytes() || held.resize(bytes, ceiling);
     }
 
     private void remember(ByteBuf buf) {

@@ -30,12 +30,27 @@ final class StateBudget {
         return used.get();
     }
 
-    /** Takes {@code bytes}, or returns null (taking nothing) when they do not fit. */
-    Reservation tryReserve(long bytes) {
-        return take(bytes) ? new Reservation(bytes) : null;
+    /**
+     * The total that large request heads may fill ({@link HeadBudget}): the last quarter of the budget is
+     * left to the heads that have arrived, whose parse (the pre-parse estimate is three times a head's
+     * charge) would otherwise find it filled by heads still arriving and be refused, however few
+     * subscriptions are held. 0 when the budget is unlimited.
+     */
+    long headCeiling() {
+        return limit - limit / 4;
     }
 
-    private boolean take(long bytes) {
+    /** Takes {@code bytes}, or returns null (taking nothing) when they do not fit. */
+    Reservation tryReserve(long bytes) {
+        return tryReserve(bytes, limit);
+    }
+
+    /** Takes {@code bytes} while the total stays within {@code ceiling} (at most the limit), else returns null. */
+    Reservation tryReserve(long bytes, long ceiling) {
+        return take(bytes, ceiling) ? new Reservation(bytes) : null;
+    }
+
+    private boolean take(long bytes, long ceiling) {
         if (limit == 0) {
             used.addAndGet(bytes);
             return true;
@@ -43,7 +58,7 @@ final class StateBudget {
         long u;
         do {
             u = used.get();
-            if (u + bytes > limit) {
+            if (u + bytes > Math.min(ceiling, limit)) {
                 return false;
             }
         } while (!used.compareAndSet(u, u + bytes));
@@ -64,12 +79,17 @@ final class StateBudget {
         }
 
         /** Holds {@code newBytes} from now on; false (holding what it held) when growth does not fit. */
-        synchronized boolean resize(long newBytes) {
+        boolean resize(long newBytes) {
+            return resize(newBytes, limit);
+        }
+
+        /** {@link #resize(long)} while the total stays within {@code ceiling}. */
+        synchronized boolean resize(long newBytes, long ceiling) {
             if (released) {
                 return false;
             }
             long delta = newBytes - bytes;
-            if (delta > 0 && !take(delta)) {
+            if (delta > 0 && !take(delta, ceiling)) {
                 return false;
             }
             if (delta < 0) {

@@ -65,7 +65,7 @@ class HeadBudgetTest {
 
     @Test
     void aHeadOverTheBudgetIsRefusedBeforeItIsDecoded() {
-        StateBudget budget = new StateBudget(100_000);
+        StateBudget budget = new StateBudget(120_000); // a large head may fill 90,000 of it
         EmbeddedChannel ch = channel(budget);
         String line = line("/subscribe", 60_000);
         int chunk = 10_000;
@@ -89,6 +89,26 @@ class HeadBudgetTest {
         ch.close();
         assertEquals(0, budget.used(), "given back when the connection closes");
         ch.finishAndReleaseAll();
+    }
+
+    /** The budget's last quarter is left to heads that have arrived: a large head stops short of it, a small one not. */
+    @Test
+    void aLargeHeadStopsAtTheHeadCeilingASmallOneDoesNot() {
+        StateBudget budget = new StateBudget(200_000);
+        StateBudget.Reservation held = budget.tryReserve(120_000);
+        EmbeddedChannel large = channel(budget);
+        large.writeInbound(ascii(line("/subscribe", 17_000))); // ~68,000 more: within the limit, over the 150,000 ceiling
+        assertEquals(1, refusals.get());
+        assertEquals(120_000, budget.used());
+        EmbeddedChannel small = channel(budget);
+        String head = line("/subscribe", 10_000) + "Host: x\r\n\r\n"; // 40,000 more: within the limit
+        small.writeInbound(ascii(head));
+        assertInstanceOf(HttpRequest.class, small.readInbound());
+        assertEquals(1, refusals.get());
+        assertEquals(120_000 + HeadBudget.PER_BYTE * head.length(), budget.used());
+        held.release();
+        large.finishAndReleaseAll();
+        small.finishAndReleaseAll();
     }
 
     @Test

@@ -76,6 +76,7 @@ class UpgradeFloodHeapIT {
                 } finally {
                     flooding.set(false);
                     prober.join();
+                    flood.closeHeld();
                 }
                 Map<String, Long> outcomes = new TreeMap<>();
                 flood.outcomes.forEach((k, v) -> outcomes.put(k, v.sum()));
@@ -92,7 +93,6 @@ class UpgradeFloodHeapIT {
                 assertFalse(probes.isEmpty());
                 assertTrue(probes.stream().allMatch(s -> s == 200), "readiness during the flood: " + probes);
                 assertEquals(200, status(http, ready), "readiness after the flood");
-                flood.closeHeld();
             } finally {
                 gateway.destroy();
                 if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
