@@ -54,11 +54,11 @@ public class UpgradeFilter {
         String path = req.path();
         boolean get = req.method() == HttpMethod.GET;
         if (get && V1_PATH.equals(path)) {
-            v1(rc, req, head);
+            v1Start(rc, req, head);
             return;
         }
         if (get && V2_PATH.equals(path)) {
-            v2(rc, req, head);
+            v2Start(rc, req, head);
             return;
         }
         if (head != null) {
@@ -72,7 +72,7 @@ public class UpgradeFilter {
         rc.next();
     }
 
-    private void v1(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
+    private void v1Start(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
         if (!gateway.steady()) {
             release(head);
             text(rc, 503, "service not ready: bootstrap in progress");
@@ -168,7 +168,7 @@ public class UpgradeFilter {
         return true;
     }
 
-    private void v2(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
+    private void v2Start(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
         if (!gateway.steady()) {
             release(head);
             xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");

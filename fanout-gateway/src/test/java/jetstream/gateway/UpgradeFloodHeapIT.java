@@ -51,8 +51,19 @@ class UpgradeFloodHeapIT {
     void aSmallHeapAnswersEveryLargeFilterUpgradeAndStaysReady(@TempDir Path dir) throws Exception {
         Files.createDirectories(dir.resolve("segments"));
         Path log = dir.resolve("gateway.log");
+        AtomicBoolean feeding = new AtomicBoolean(true);
         try (FakeFeed feed = new FakeFeed(dir.resolve("run").resolve("feed.sock"))) {
             feed.start();
+            // The feed client reconnects after 10 s of silence (readiness down meanwhile): a live feed, 20 events/s.
+            Thread producer = new Thread(() -> {
+                List<TestRows.Row> rows = TestRows.rows(new java.util.SplittableRandom(21), 1, 20_000, 12);
+                for (int i = 0; i < rows.size() && feeding.get(); i++) {
+                    feed.publish(rows.get(i));
+                    sleep(50);
+                }
+            }, "feed-producer");
+            producer.setDaemon(true);
+            producer.start();
             int port = freePort();
             int management = freePort();
             Process gateway = start(dir, log, port, management);
@@ -94,6 +105,7 @@ class UpgradeFloodHeapIT {
                 assertTrue(probes.stream().allMatch(s -> s == 200), "readiness during the flood: " + probes);
                 assertEquals(200, status(http, ready), "readiness after the flood");
             } finally {
+                feeding.set(false);
                 gateway.destroy();
                 if (!gateway.waitFor(20, TimeUnit.SECONDS)) {
                     gateway.destroyForcibly();
