@@ -11,6 +11,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe; a limit of 0 means unlimited (the bytes are still counted).
  */
 final class StateBudget {
+    /**
+     * Room for the parse of arrived heads: the event loops parse one query each at a time, and a 440 KB
+     * query grows by 3.5 MB from its head's charge to its pre-parse estimate (a 1 MiB one by 8 MiB).
+     */
+    static final long PARSE_HEADROOM = 16L << 20;
     private final long limit;
     private final AtomicLong used = new AtomicLong();
 
@@ -31,13 +36,13 @@ final class StateBudget {
     }
 
     /**
-     * The total that large request heads may fill ({@link HeadBudget}): the last quarter of the budget is
-     * left to the heads that have arrived, whose parse (the pre-parse estimate is three times a head's
-     * charge) would otherwise find it filled by heads still arriving and be refused, however few
-     * subscriptions are held. 0 when the budget is unlimited.
+     * The total that large request heads may fill ({@link HeadBudget}): the rest, {@link #PARSE_HEADROOM} or a
+     * quarter of a smaller budget, is left to the heads that have arrived, whose parse (the pre-parse
+     * estimate is three times a head's charge) would otherwise find the budget filled by heads still
+     * arriving and be refused, however few subscriptions are held. 0 when the budget is unlimited.
      */
     long headCeiling() {
-        return limit - limit / 4;
+        return limit - Math.min(limit / 4, PARSE_HEADROOM);
     }
 
     /** Takes {@code bytes}, or returns null (taking nothing) when they do not fit. */

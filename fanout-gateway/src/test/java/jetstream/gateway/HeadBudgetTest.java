@@ -91,7 +91,7 @@ class HeadBudgetTest {
         ch.finishAndReleaseAll();
     }
 
-    /** The budget's last quarter is left to heads that have arrived: a large head stops short of it, a small one not. */
+    /** Room is left for the parse of heads that have arrived: a large head stops short of it, a small one does not. */
     @Test
     void aLargeHeadStopsAtTheHeadCeilingASmallOneDoesNot() {
         StateBudget budget = new StateBudget(200_000);
