@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
+import jetstream.testing.RawUpgrades;
 
 /**
  * The issue-21 upgrade flood against one packaged gateway: {@code upgrades} WebSocket upgrades to
@@ -145,6 +146,8 @@ public final class UpgradeFloodBench {
             System.out.printf("RESULT generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
                     cpu / 1e9, upgrades, cpu / 1e6 / upgrades, upgrades / (cpu / 1e9));
             outcomes.putAll(raw.outcomes);
+            System.out.printf("RESULT answer time (connect to status line) p50=%.0f ms p99=%.0f ms max=%.0f ms%n",
+                    raw.answerMillis(0.5), raw.answerMillis(0.99), raw.answerMillis(1));
         }
         for (int i = 0; raw == null && i < upgrades; i++) {
             slots.acquire();
@@ -188,7 +191,8 @@ public final class UpgradeFloodBench {
         Collections.sort(sorted);
         long max = sorted.isEmpty() ? -1 : sorted.get(sorted.size() - 1);
         long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
-        long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError"))
+        long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError")
+                        || l.contains("OutOfDirectMemoryError"))
                 .count();
         System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f (%.0f upgrades/s) outcomes=%s%n", upgrades,
                 dids, inflight, ips, seconds, upgrades / seconds, new java.util.TreeMap<>(outcomes));

@@ -1,5 +1,8 @@
 package jetstream.gateway;
 
+import static jetstream.gateway.UpgradeAnswers.text;
+import static jetstream.gateway.UpgradeAnswers.xrpc;
+
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -12,19 +15,18 @@ import io.quarkus.vertx.http.runtime.filters.Filters;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
-import jetstream.atproto.json.JsonBuffer;
 import jetstream.filter.FilterException;
 import jetstream.filter.V1Params;
 import jetstream.filter.V2Params;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
-import jetstream.service.XrpcHttp;
 
 /**
  * Every pre-upgrade step of both stream endpoints (facts §6.1, §7.1), in the reference's order:
  * lifecycle, query syntax, compression choice, filters, cursor. Failures answer before the
  * WebSocket route (plain text on v1, XRPC JSON envelopes on v2, which websockets-next's own
- * rejection cannot carry); a request that passes is handed on with its prepared subscription.
+ * rejection cannot carry); a request that passes is handed on with its prepared subscription. Every
+ * request first takes over the state bytes its head was charged while it arrived ({@link HeadBudget}).
  */
 @ApplicationScoped
 public class UpgradeFilter {
@@ -33,8 +35,6 @@ public class UpgradeFilter {
     public static final String V2_PATH = "/xrpc/network.bsky.jetstream.subscribeEvents";
     public static final String SUBPROTOCOL = "xrpc.v1.json";
     static final String DICTIONARY_PATH = "/xrpc/network.bsky.jetstream.getZstdDictionary";
-    static final String STATE_BUDGET_SPENT = "service unavailable: this gateway's subscription memory is spent; "
-            + "retry later or try another gateway";
     static final String BOTH_COMPRESSIONS = "choose one compression scheme: custom zstd (compress=true / "
             + "Socket-Encoding: zstd) or RFC 7692 permessage-deflate, not both";
 
@@ -49,31 +49,36 @@ public class UpgradeFilter {
 
     void handle(RoutingContext rc) {
         HttpServerRequest req = rc.request();
-        if (req.method() != HttpMethod.GET) {
-            if (DICTIONARY_PATH.equals(req.path())) {
-                // facts §5.2/§5.7: the XRPC router answers any other method, HEAD included, with 405.
-                xrpc(rc, 405, "MethodNotAllowed", "expected GET");
-                return;
-            }
-            rc.next();
+        // What the head cost while it arrived: a subscription keeps it (resized), any other request gives it back.
+        StateBudget.Reservation head = HeadBudget.take(req.connection());
+        String path = req.path();
+        boolean get = req.method() == HttpMethod.GET;
+        if (get && V1_PATH.equals(path)) {
+            v1Start(rc, req, head);
             return;
         }
-        String path = req.path();
-        if (V1_PATH.equals(path)) {
-            v1(rc, req);
-        } else if (V2_PATH.equals(path)) {
-            v2(rc, req);
-        } else {
-            rc.next();
+        if (get && V2_PATH.equals(path)) {
+            v2Start(rc, req, head);
+            return;
         }
+        if (head != null) {
+            head.release();
+        }
+        if (!get && DICTIONARY_PATH.equals(path)) {
+            // facts §5.2/§5.7: the XRPC router answers any other method, HEAD included, with 405.
+            xrpc(rc, 405, "MethodNotAllowed", "expected GET");
+            return;
+        }
+        rc.next();
     }
 
-    private void v1(RoutingContext rc, HttpServerRequest req) {
+    private void v1Start(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
         if (!gateway.steady()) {
+            release(head);
             text(rc, 503, "service not ready: bootstrap in progress");
             return;
         }
-        StateBudget.Reservation state = reserve(rc, req, false);
+        StateBudget.Reservation state = reserve(rc, req, false, head);
         if (state == null) {
             return;
         }
@@ -113,7 +118,7 @@ public class UpgradeFilter {
             return false;
         }
         if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
-            refuseState(rc, false);
+            UpgradeAnswers.stateSpent(rc, false, gateway.metrics());
             return false;
         }
         boolean requireHello = "true".equals(first(q, "requireHello"));
@@ -163,12 +168,13 @@ public class UpgradeFilter {
         return true;
     }
 
-    private void v2(RoutingContext rc, HttpServerRequest req) {
+    private void v2Start(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation head) {
         if (!gateway.steady()) {
+            release(head);
             xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");
             return;
         }
-        StateBudget.Reservation state = reserve(rc, req, true);
+        StateBudget.Reservation state = reserve(rc, req, true, head);
         if (state == null) {
             return;
         }
@@ -221,7 +227,7 @@ public class UpgradeFilter {
             return false;
         }
         if (!state.resize(StateFootprint.subscription(opts.filter(), req.query()))) {
-            refuseState(rc, true);
+            UpgradeAnswers.stateSpent(rc, true, gateway.metrics());
             return false;
         }
         boolean dictionary = zstd;
@@ -246,7 +252,7 @@ public class UpgradeFilter {
                     + " below lookback floor " + plan.floor() + "; re-backfill from your last seq");
             return false;
         }
-        String info = info(plan, gateway.ring().tip());
+        String info = UpgradeAnswers.info(plan, gateway.ring().tip());
         SubscriberLimits.Admission admission = limits.admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
@@ -276,26 +282,31 @@ public class UpgradeFilter {
 
     /**
      * Reserves the state a subscription from this query may hold while it is parsed (an upper bound,
-     * trimmed once the filter is built), or refuses with 503 and {@code Retry-After} when the budget
-     * cannot take it: the query is not parsed then.
+     * trimmed once the filter is built; the head's reservation, when there is one, is resized to it), or
+     * refuses with 503 and {@code Retry-After} when the budget cannot take it: the query is not parsed then.
      */
-    private StateBudget.Reservation reserve(RoutingContext rc, HttpServerRequest req, boolean v2) {
+    private StateBudget.Reservation reserve(RoutingContext rc, HttpServerRequest req, boolean v2,
+                                            StateBudget.Reservation head) {
         String query = req.query();
-        StateBudget.Reservation r = gateway.stateBudget().tryReserve(StateFootprint.beforeParse(
-                query == null ? 0 : query.length()));
+        long bytes = StateFootprint.beforeParse(query == null ? 0 : query.length());
+        StateBudget.Reservation r;
+        if (head == null) {
+            r = gateway.stateBudget().tryReserve(bytes);
+        } else if (head.resize(bytes)) {
+            r = head;
+        } else {
+            head.release();
+            r = null;
+        }
         if (r == null) {
-            refuseState(rc, v2);
+            UpgradeAnswers.stateSpent(rc, v2, gateway.metrics());
         }
         return r;
     }
 
-    private void refuseState(RoutingContext rc, boolean v2) {
-        gateway.metrics().stateRefused.increment();
-        rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
-        if (v2) {
-            xrpc(rc, 503, "ServiceUnavailable", STATE_BUDGET_SPENT);
-        } else {
-            text(rc, 503, STATE_BUDGET_SPENT);
+    private static void release(StateBudget.Reservation r) {
+        if (r != null) {
+            r.release();
         }
     }
 
@@ -306,34 +317,6 @@ public class UpgradeFilter {
     private static boolean upgrade(HttpServerRequest req) {
         String h = req.getHeader("Upgrade");
         return h != null && h.toLowerCase(java.util.Locale.ROOT).contains("websocket");
-    }
-
-    /** The v2 {@code #info} frame a plan announces before the first event, or null. */
-    static String info(CursorPlan plan, long tip) {
-        String name;
-        String message;
-        switch (plan.notice()) {
-            case BELOW_FLOOR -> {
-                name = "OutdatedCursor";
-                message = "requested timestamp cursor below retention floor; starting at seq " + plan.startSeq();
-            }
-            case BEFORE_ARCHIVE -> {
-                name = "OutdatedCursor";
-                message = "requested timestamp cursor before the oldest archived event; starting at seq "
-                        + plan.startSeq();
-            }
-            case FUTURE -> {
-                name = "FutureCursor";
-                message = "requested cursor " + plan.request().value() + " is past the next seq " + tip
-                        + "; streaming live";
-            }
-            default -> {
-                return null;
-            }
-        }
-        JsonBuffer b = new JsonBuffer(160);
-        jetstream.wire.V2Json.writeInfo(name, message, b);
-        return b.toString();
     }
 
     private static final class NotReady extends RuntimeException {
@@ -483,18 +466,5 @@ public class UpgradeFilter {
 
     private static boolean contains(String header, String token) {
         return header != null && header.contains(token);
-    }
-
-    /** Go {@code http.Error}: plain text, nosniff, message plus newline. */
-    static void text(RoutingContext rc, int status, String message) {
-        rc.response().setStatusCode(status)
-                .putHeader("Content-Type", "text/plain; charset=utf-8")
-                .putHeader("X-Content-Type-Options", "nosniff")
-                .end(message + "\n");
-    }
-
-    /** XRPC error envelope, no trailing newline. */
-    static void xrpc(RoutingContext rc, int status, String error, String message) {
-        XrpcHttp.error(rc.response(), status, error, message);
     }
 }

@@ -235,4 +235,18 @@ class PreUpgradeErrorsTest {
             assertTrue(m.contains(name), name);
         }
     }
+
+    /**
+     * A refused upgrade's connection closes after its answer: the HTTP decoder keeps a line buffer as large as
+     * the longest request line it read, which an idle keep-alive connection would hold uncharged.
+     */
+    @Test
+    void aRefusedUpgradeClosesItsConnection() throws Exception {
+        try (jetstream.testing.RawHttp c = jetstream.testing.RawHttp.connect(base)) {
+            c.send("GET /subscribe?compress=true HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n");
+            assertEquals(400, c.response());
+            assertTrue(c.closesWithin(java.time.Duration.ofSeconds(5)), "the connection stayed open");
+        }
+    }
 }

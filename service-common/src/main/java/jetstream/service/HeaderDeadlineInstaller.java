@@ -44,6 +44,9 @@ public class HeaderDeadlineInstaller implements HttpServerOptionsCustomizer {
 
     @Inject
     Vertx vertx;
+    /** What a service adds to each public connection besides the deadline (e.g. the gateway's head budget). */
+    @Inject
+    jakarta.enterprise.inject.Instance<PublicChannelInitializer> initializers;
 
     private final CompletableFuture<Void> installed = new CompletableFuture<>();
 
@@ -64,7 +67,8 @@ public class HeaderDeadlineInstaller implements HttpServerOptionsCustomizer {
             }
             for (Channel ch : channels) {
                 if (ch.pipeline().get(Acceptor.class) == null) {
-                    ch.pipeline().addFirst(HeaderDeadline.NAME, new Acceptor(TIMEOUT.toNanos()));
+                    ch.pipeline().addFirst(HeaderDeadline.NAME, new Acceptor(TIMEOUT.toNanos(),
+                            initializers.stream().toList()));
                 }
             }
             installed.complete(null);
@@ -99,19 +103,27 @@ public class HeaderDeadlineInstaller implements HttpServerOptionsCustomizer {
         return out;
     }
 
-    /** On the server channel: each accepted connection gets its own deadline before Vert.x configures it. */
+    /**
+     * On the server channel: each accepted connection gets its own deadline, then the service's initializers run,
+     * all before Vert.x configures it.
+     */
     @ChannelHandler.Sharable
     static final class Acceptor extends ChannelInboundHandlerAdapter {
         private final long timeoutNanos;
+        private final List<PublicChannelInitializer> initializers;
 
-        Acceptor(long timeoutNanos) {
+        Acceptor(long timeoutNanos, List<PublicChannelInitializer> initializers) {
             this.timeoutNanos = timeoutNanos;
+            this.initializers = initializers;
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof Channel child) {
                 child.pipeline().addFirst(HeaderDeadline.NAME, new HeaderDeadline(timeoutNanos));
+                for (PublicChannelInitializer i : initializers) {
+                    i.accepted(child);
+                }
             }
             ctx.fireChannelRead(msg);
         }

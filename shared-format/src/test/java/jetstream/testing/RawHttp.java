@@ -103,6 +103,18 @@ public final class RawHttp implements Closeable {
         return status;
     }
 
+    /** After a response: true when the server closes the connection within {@code wait}, false when it stays open. */
+    public boolean closesWithin(Duration wait) throws IOException {
+        socket.setSoTimeout((int) Math.max(1, wait.toMillis()));
+        try {
+            return in.read() < 0;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (SocketException e) {
+            return true;
+        }
+    }
+
     /** Sends a masked WebSocket ping and waits for the pong with the same payload (other frames are skipped). */
     public void pingPong(String payload, Duration wait) throws IOException {
         byte[] p = payload.getBytes(StandardCharsets.UTF_8);

@@ -1,4 +1,4 @@
-package jetstream.bench;
+package jetstream.testing;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -17,12 +17,13 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * An upgrade flood from one thread: raw HTTP/1.1 WebSocket upgrade requests over non-blocking
  * sockets ({@code inflight} outstanding), each request patched from one template (the query is
- * {@code dids} distinct DIDs salted with the upgrade's number), and only the response head read. An
- * accepted upgrade (101) is held open and never read again, which is all the flood needs of a
- * client: a full WebSocket client per upgrade, and formatting every DID anew, kept the one-box load
- * generator at ~55 upgrades/s.
+ * {@code dids} distinct DIDs salted with the upgrade's number), and only the response head read (an
+ * answer that comes before the whole request was sent ends the sending). An accepted upgrade (101)
+ * is held open and never read again, which is all the flood needs of a client: a full WebSocket
+ * client per upgrade, and formatting every DID anew, kept the one-box load generator at ~55
+ * upgrades/s. Used by the gateway's flood test and {@code UpgradeFloodBench}.
  */
-final class RawUpgrades {
+public final class RawUpgrades {
     private static final int SALT_DIGITS = 8;
     /** An upgrade neither answered nor closed this long after it started counts as {@code timeout} and is closed. */
     private static final long ANSWER_NANOS = 30_000_000_000L;
@@ -32,11 +33,14 @@ final class RawUpgrades {
     private final byte[] template;
     /** Offsets in {@link #template} where each DID's salt digits start. */
     private final int[] saltAt;
-    final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
-    final List<SocketChannel> held = new ArrayList<>();
+    /** Upgrades by outcome: the status ({@code 503+Retry-After} when that header came), {@code timeout}, {@code error:…}. */
+    public final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+    private final List<SocketChannel> held = new ArrayList<>();
+    /** Per upgrade: connect to its answer (or to its time-out). */
+    private final List<Long> answerNanos = new ArrayList<>();
 
     /** {@code sources}: local addresses to spread the upgrades over (null: the kernel's choice). */
-    RawUpgrades(InetSocketAddress target, String[] sources, String path, int dids) {
+    public RawUpgrades(InetSocketAddress target, String[] sources, String path, int dids) {
         this.target = target;
         this.sources = sources;
         StringBuilder b = new StringBuilder(dids * 44 + 512).append("GET ").append(path).append('?');
@@ -66,7 +70,8 @@ final class RawUpgrades {
     private static final class Attempt {
         final ByteBuffer request;
         final ByteBuffer response = ByteBuffer.allocate(2048);
-        final long deadline = System.nanoTime() + ANSWER_NANOS;
+        final long started = System.nanoTime();
+        final long deadline = started + ANSWER_NANOS;
 
         Attempt(ByteBuffer request) {
             this.request = request;
@@ -77,7 +82,7 @@ final class RawUpgrades {
      * Runs {@code upgrades} upgrades, at most {@code inflight} unanswered at once; returns when each is
      * answered, failed or timed out (a server that stops reading a request would otherwise hang the run).
      */
-    void run(int upgrades, int inflight) throws IOException {
+    public void run(int upgrades, int inflight) throws IOException {
         try (Selector selector = Selector.open()) {
             int started = 0;
             int answered = 0;
@@ -91,7 +96,7 @@ final class RawUpgrades {
                     }
                     Attempt a = new Attempt(request(started));
                     if (ch.connect(target)) {
-                        ch.register(selector, SelectionKey.OP_WRITE, a);
+                        ch.register(selector, SelectionKey.OP_WRITE | SelectionKey.OP_READ, a);
                     } else {
                         ch.register(selector, SelectionKey.OP_CONNECT, a);
                     }
@@ -103,6 +108,7 @@ final class RawUpgrades {
                 for (SelectionKey k : selector.keys()) {
                     if (k.isValid() && now - ((Attempt) k.attachment()).deadline > 0) {
                         outcomes.computeIfAbsent("timeout", x -> new LongAdder()).increment();
+                        answerNanos.add(now - ((Attempt) k.attachment()).started);
                         answered++;
                         open--;
                         k.cancel();
@@ -121,17 +127,18 @@ final class RawUpgrades {
                     String outcome = null;
                     try {
                         if (k.isConnectable() && ch.finishConnect()) {
-                            k.interestOps(SelectionKey.OP_WRITE);
-                        } else if (k.isWritable()) {
-                            ch.write(a.request);
-                            if (!a.request.hasRemaining()) {
-                                k.interestOps(SelectionKey.OP_READ);
+                            // Reads while it writes: a server may refuse from the first bytes, and then the
+                            // rest need not be sent.
+                            k.interestOps(SelectionKey.OP_WRITE | SelectionKey.OP_READ);
+                        } else {
+                            if (k.isWritable()) {
+                                ch.write(a.request);
+                                if (!a.request.hasRemaining()) {
+                                    k.interestOps(SelectionKey.OP_READ);
+                                }
                             }
-                        } else if (k.isReadable()) {
-                            if (ch.read(a.response) < 0) {
-                                outcome = "error:closed";
-                            } else {
-                                outcome = status(a.response);
+                            if (k.isReadable()) {
+                                outcome = ch.read(a.response) < 0 ? "error:closed" : status(a.response);
                             }
                         }
                     } catch (IOException e) {
@@ -141,6 +148,7 @@ final class RawUpgrades {
                         continue;
                     }
                     outcomes.computeIfAbsent(outcome, x -> new LongAdder()).increment();
+                    answerNanos.add(System.nanoTime() - a.started);
                     answered++;
                     open--;
                     k.cancel();
@@ -166,7 +174,18 @@ final class RawUpgrades {
                 ? code + "+Retry-After" : code;
     }
 
-    void closeHeld() {
+    /** The {@code q} quantile (0..1) of the answer times in milliseconds, after {@link #run}; -1 before. */
+    public double answerMillis(double q) {
+        if (answerNanos.isEmpty()) {
+            return -1;
+        }
+        List<Long> sorted = new ArrayList<>(answerNanos);
+        java.util.Collections.sort(sorted);
+        return sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * q) - (q > 0 ? 1 : 0))) / 1e6;
+    }
+
+    /** Closes the accepted (101) connections held since their upgrade. */
+    public void closeHeld() {
         for (SocketChannel ch : held) {
             try {
                 ch.close();

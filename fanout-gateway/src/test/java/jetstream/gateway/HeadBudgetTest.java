@@ -1,0 +1,143 @@
+package jetstream.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+
+/**
+ * A request head is charged to the state budget from its first byte, before the decoder holds it; a read
+ * that does not fit is answered 503 with {@code Retry-After} at once and the rest is dropped undecoded.
+ */
+@Tag("unit")
+class HeadBudgetTest {
+    private final AtomicInteger refusals = new AtomicInteger();
+
+    private EmbeddedChannel channel(StateBudget budget) {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet))
+                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(1 << 20, 8192, 8192));
+        return ch;
+    }
+
+    private static ByteBuf ascii(String s) {
+        return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
+    }
+
+    private static String line(String path, int queryChars) {
+        return "GET " + path + "?wantedCollections=" + "a".repeat(queryChars) + " HTTP/1.1\r\n";
+    }
+
+    @Test
+    void aHeadThatFitsIsChargedFromItsFirstByteAndHandedOver() {
+        StateBudget budget = new StateBudget(1 << 20);
+        EmbeddedChannel ch = channel(budget);
+        String first = line("/subscribe", 10_000);
+        String rest = "Host: x\r\n\r\n";
+        ch.writeInbound(ascii(first));
+        assertEquals(HeadBudget.PER_BYTE * first.length(), budget.used(), "charged before the line is complete");
+        assertNull(ch.readInbound(), "nothing decoded yet");
+        ch.writeInbound(ascii(rest));
+        assertInstanceOf(HttpRequest.class, ch.readInbound());
+        long head = HeadBudget.PER_BYTE * (first.length() + rest.length());
+        assertEquals(head, budget.used());
+        StateBudget.Reservation r = ch.pipeline().get(HeadBudget.class).handOver();
+        assertNotNull(r);
+        assertEquals(head, r.bytes(), "the filter takes over what the head cost");
+        r.release();
+        assertEquals(0, budget.used());
+        assertEquals(0, refusals.get());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeadOverTheBudgetIsRefusedBeforeItIsDecoded() {
+        StateBudget budget = new StateBudget(120_000); // a large head may fill 90,000 of it
+        EmbeddedChannel ch = channel(budget);
+        String line = line("/subscribe", 60_000);
+        int chunk = 10_000;
+        ch.writeInbound(ascii(line.substring(0, chunk)));
+        ch.writeInbound(ascii(line.substring(chunk, 2 * chunk)));
+        assertEquals(HeadBudget.PER_BYTE * 2 * chunk, budget.used());
+        ch.writeInbound(ascii(line.substring(2 * chunk, 3 * chunk))); // 120,000 bytes would not fit
+        assertEquals(1, refusals.get());
+        String answer = ((ByteBuf) ch.readOutbound()).toString(StandardCharsets.UTF_8);
+        assertTrue(answer.startsWith("HTTP/1.1 503 Service Unavailable\r\n"), answer);
+        assertTrue(answer.contains("\r\nRetry-After: 5\r\n"), answer);
+        assertTrue(answer.contains("\r\nConnection: close\r\n"), answer);
+        assertTrue(answer.endsWith("\r\n\r\n" + UpgradeAnswers.STATE_BUDGET_SPENT + "\n"), answer);
+        assertTrue(answer.contains("Content-Type: text/plain"), answer);
+
+        ByteBuf more = ascii(line.substring(3 * chunk) + "Host: x\r\n\r\n");
+        ch.writeInbound(more);
+        assertEquals(0, more.refCnt(), "the rest is dropped");
+        assertNull(ch.readInbound(), "never decoded");
+        assertEquals(HeadBudget.PER_BYTE * 2 * chunk, budget.used(), "what the decoder holds stays charged");
+        ch.close();
+        assertEquals(0, budget.used(), "given back when the connection closes");
+        ch.finishAndReleaseAll();
+    }
+
+    /** Room is left for the parse of heads that have arrived: a large head stops short of it, a small one does not. */
+    @Test
+    void aLargeHeadStopsAtTheHeadCeilingASmallOneDoesNot() {
+        StateBudget budget = new StateBudget(200_000);
+        StateBudget.Reservation held = budget.tryReserve(120_000);
+        EmbeddedChannel large = channel(budget);
+        large.writeInbound(ascii(line("/subscribe", 17_000))); // ~68,000 more: within the limit, over the 150,000 ceiling
+        assertEquals(1, refusals.get());
+        assertEquals(120_000, budget.used());
+        EmbeddedChannel small = channel(budget);
+        String head = line("/subscribe", 10_000) + "Host: x\r\n\r\n"; // 40,000 more: within the limit
+        small.writeInbound(ascii(head));
+        assertInstanceOf(HttpRequest.class, small.readInbound());
+        assertEquals(1, refusals.get());
+        assertEquals(120_000 + HeadBudget.PER_BYTE * head.length(), budget.used());
+        held.release();
+        large.finishAndReleaseAll();
+        small.finishAndReleaseAll();
+    }
+
+    @Test
+    void aFullBudgetRefusesTheFirstReadInXrpcWordsOnV2() {
+        StateBudget budget = new StateBudget(1000);
+        StateBudget.Reservation filler = budget.tryReserve(1000);
+        EmbeddedChannel ch = channel(budget);
+        ch.writeInbound(ascii(line(UpgradeFilter.V2_PATH, 10)));
+        String answer = ((ByteBuf) ch.readOutbound()).toString(StandardCharsets.UTF_8);
+        assertTrue(answer.startsWith("HTTP/1.1 503 "), answer);
+        assertTrue(answer.contains("Content-Type: application/json\r\n"), answer);
+        assertTrue(answer.endsWith("{\"error\":\"ServiceUnavailable\",\"message\":\"" + UpgradeAnswers.STATE_BUDGET_SPENT
+                + "\"}"), answer);
+        assertEquals(1000, budget.used(), "a refused first read holds nothing");
+        filler.release();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void afterTheUpgradeBytesPassUncharged() {
+        StateBudget budget = new StateBudget(1000);
+        EmbeddedChannel ch = channel(budget);
+        ch.pipeline().remove(HeadBudget.DECODER); // the WebSocket handshake replaced the HTTP decoder
+        ch.writeInbound(ascii("x".repeat(5000)));
+        ByteBuf frame = ch.readInbound();
+        assertEquals(5000, frame.readableBytes());
+        frame.release();
+        assertEquals(0, budget.used());
+        assertEquals(0, refusals.get());
+        ch.finishAndReleaseAll();
+    }
+}
