@@ -22,7 +22,7 @@ import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
 
 /**
- * Every pre-upgrade step of both stream endpoints (facts §6.1, §7.1), in the reference's order:
+ * Every pre-upgrade step of both stream endpoints (docs/wire.md: v1 upgrade order, v2 upgrade order), in the reference's order:
  * lifecycle, query syntax, compression choice, filters, cursor. Failures answer before the
  * WebSocket route (plain text on v1, XRPC JSON envelopes on v2, which websockets-next's own
  * rejection cannot carry); a request that passes is handed on with its prepared subscription. Every
@@ -65,7 +65,7 @@ public class UpgradeFilter {
             head.release();
         }
         if (!get && DICTIONARY_PATH.equals(path)) {
-            // facts §5.2/§5.7: the XRPC router answers any other method, HEAD included, with 405.
+            // docs/http-api.md: XRPC router, getZstdDictionary: the XRPC router answers any other method, HEAD included, with 405.
             xrpc(rc, 405, "MethodNotAllowed", "expected GET");
             return;
         }
@@ -154,7 +154,7 @@ public class UpgradeFilter {
             rc.next();
             return false;
         }
-        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (facts §6.1 step 7).
+        // permessage-deflate (context takeover) is negotiated when offered and zstd was not asked for (docs/wire.md: v1 upgrade order step 7).
         Gateway.Prepared p = new Gateway.Prepared(Wire.V1, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, deflate, requireHello, served, null, System.nanoTime(), slot, state);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
@@ -273,7 +273,7 @@ public class UpgradeFilter {
         Gateway.Prepared p = new Gateway.Prepared(Wire.V2, new Subscriber.Options(opts.filter(), opts.maxMessageSizeBytes()),
                 zstd, false, false, plan, info, System.nanoTime(), slot, state);
         req.headers().set(Gateway.PREPARED_HEADER, gateway.stash(p));
-        // v2 never negotiates permessage-deflate (facts §7.1 step 6): offers are declined silently.
+        // v2 never negotiates permessage-deflate (docs/wire.md: v2 upgrade order step 6): offers are declined silently.
         TextFrames.declineExtensions(req.connection());
         TextFrames.consolidateFlushes(req.connection());
         rc.next();

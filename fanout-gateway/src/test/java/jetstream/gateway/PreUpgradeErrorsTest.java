@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 
-/** Every pre-upgrade answer of facts §5.7, §5.10, §6.1–§6.4 and §7.1–§7.4, as plain HTTP. */
+/** Every pre-upgrade answer of docs/http-api.md (getZstdDictionary, Readiness gating) and docs/wire.md (Gating, v1 and v2 upgrade order, parameters, Cursors), as plain HTTP. */
 @QuarkusTest
 @Tag("component")
 class PreUpgradeErrorsTest {
@@ -220,7 +220,7 @@ class PreUpgradeErrorsTest {
         assertEquals(112_640, Dictionaries.v1Bytes().length);
     }
 
-    /** The facts' published digests (§6.5, §7.6) pin the shipped dictionaries byte for byte. */
+    /** The published digests (docs/wire.md: Compression and dictionaries) pin the shipped dictionaries byte for byte. */
     private static String sha256(byte[] b) throws Exception {
         return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(b));
     }
