@@ -178,6 +178,11 @@ public class Gateway {
         BlockCache blocks = new BlockCache(config.subscribeBlockCacheBytes());
         feedOptions = feedOptions(Path.of(config.dataDir()));
         catalogSource = CatalogSource.open(config, blocks, feedOptions.remote());
+        jetstream.replay.FeedActiveBlocks remoteActive = catalogSource.catalog().activeBlocks();
+        if (remoteActive != null) {
+            // remote mode: a time past the archive's last seal is searched in the ingester's active blocks
+            activeSearch = (active, ts, from, zstd) -> remoteActive.firstAtOrAfter(ts, from, zstd);
+        }
         cold = new ColdReplay(catalogSource.catalog(), blocks, new VacancySet(), coldPool,
                 new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         // The first scan, before any subscriber; afterwards only the feed's seal/rewrite notices, feed
@@ -439,8 +444,8 @@ public class Gateway {
         return resolve(req, snap, ring, nowMicros, lookbackMicros, zstd, ActiveTimeSearch::find);
     }
 
-    private static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
-                                      long lookbackMicros, ZstdFrames zstd, ActiveSearch search) {
+    static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
+                              long lookbackMicros, ZstdFrames zstd, ActiveSearch search) {
         CursorResolver.Tail tail = (ts, from) -> {
             ActiveTimeSearch.Result hit = search.find(snap.active(), ts, from, zstd);
             return hit.seq() >= 0 ? hit.seq() : ring.firstAtOrAfter(hit.scannedTo(), ts);

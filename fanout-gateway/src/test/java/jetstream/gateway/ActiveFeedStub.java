@@ -66,7 +66,7 @@ final class ActiveFeedStub implements AutoCloseable {
         }
         long activeFrom;
         try (ZstdFrames zstd = new ZstdFrames()) {
-            activeFrom = source.read(r.fromSeq(), r.untilSeq(), durable, r.maxBytes(), zstd,
+            activeFrom = source.read(r.fromSeq(), r.untilSeq(), r.fromTime(), durable, r.maxBytes(), zstd,
                     (seg, off, min, max, n, frame) -> out.write(FeedCodec.encodeActiveBlock(seg, off, min, max, n, frame)));
         }
         out.write(FeedCodec.encode(new FeedFrame.ActiveEnd(activeFrom, durable)));

@@ -322,6 +322,21 @@ class RemoteColdReplayTest {
                     sameFrames(Wire.V2, f, cursor, local, remote);
                 }
             }
+            // time cursors there resolve exactly as on the local gateway (the ingester searches its envelopes)
+            FeedActiveBlocks blocks = remote.catalog().activeBlocks();
+            SegmentCatalog localCatalog = new SegmentCatalog(segments);
+            long now = TestRows.BASE_TIME + (N + 1) * 1000L;
+            long lookback = 36L * 3600 * 1_000_000;
+            try (ZstdFrames z = new ZstdFrames()) {
+                for (long seq : new long[] {sealedTip + 1, sealedTip + 20, N - 5}) {
+                    CursorRequest req = CursorRequest.parse(Long.toString(TestRows.BASE_TIME + seq * 1000));
+                    CursorPlan l = Gateway.resolve(req, localCatalog.refresh(), ring, now, lookback, z);
+                    CursorPlan r = Gateway.resolve(req, remote.catalog().snapshot(), ring, now, lookback, z,
+                            (active, ts, from, zz) -> blocks.firstAtOrAfter(ts, from, zz));
+                    assertEquals(l, r, "time of seq " + seq);
+                    assertEquals(seq, r.startSeq());
+                }
+            }
             assertTrue(feed.requests.get() > 0, "active blocks came over the feed");
             assertTrue(feed.requests.get() < 24, "later readers of the window hit the shared cache: " + feed.requests.get());
             // no cache at all: every read asks the ingester, frames still the same

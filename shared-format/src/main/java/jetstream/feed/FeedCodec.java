@@ -103,7 +103,7 @@ public final class FeedCodec {
         } else if (frame instanceof FeedFrame.Auth f) {
             o.fixed(f.mac(), FeedAuth.MAC_BYTES);
         } else if (frame instanceof FeedFrame.ReadActive f) {
-            o.b.putLong(f.fromSeq()).putLong(f.untilSeq()).putLong(f.maxBytes());
+            o.b.putLong(f.fromSeq()).putLong(f.untilSeq()).putLong(f.fromTime()).putLong(f.maxBytes());
         } else if (frame instanceof FeedFrame.ActiveEnd f) {
             o.b.putLong(f.activeFrom()).putLong(f.durableSeq());
         } else if (frame instanceof FeedFrame.Watermark f) {
@@ -155,7 +155,7 @@ public final class FeedCodec {
             case FeedFrame.TOO_OLD -> new FeedFrame.TooOld(in.u64(), in.u64());
             case FeedFrame.AUTH_CHALLENGE -> new FeedFrame.AuthChallenge(in.bytes(FeedAuth.NONCE_BYTES));
             case FeedFrame.AUTH -> new FeedFrame.Auth(in.bytes(FeedAuth.MAC_BYTES));
-            case FeedFrame.READ_ACTIVE -> new FeedFrame.ReadActive(in.u64(), in.u64(), in.u64());
+            case FeedFrame.READ_ACTIVE -> new FeedFrame.ReadActive(in.u64(), in.u64(), in.u64(), in.u64());
             case FeedFrame.ACTIVE_BLOCK -> activeBlock(in);
             case FeedFrame.ACTIVE_END -> new FeedFrame.ActiveEnd(in.u64(), in.u64());
             case FeedFrame.EVENT -> event(in);

@@ -103,10 +103,11 @@ public sealed interface FeedFrame {
     /**
      * Reader → ingester on TCP, after {@link Auth} instead of {@link Subscribe}: send the complete,
      * durable blocks of the active segment files holding seqs {@code >= fromSeq} (and below
-     * {@code untilSeq}, 0 = no bound), about {@code maxBytes} of block frames at most, then
-     * {@link ActiveEnd}; the ingester closes after it.
+     * {@code untilSeq}, 0 = no bound) witnessed at or after {@code fromTime} (µs, 0 = any; a time
+     * cursor's search), about {@code maxBytes} of block frames at most, then {@link ActiveEnd}; the
+     * ingester closes after it.
      */
-    record ReadActive(long fromSeq, long untilSeq, long maxBytes) implements FeedFrame {
+    record ReadActive(long fromSeq, long untilSeq, long fromTime, long maxBytes) implements FeedFrame {
         public byte type() {
             return READ_ACTIVE;
         }

@@ -32,7 +32,7 @@ public final class ActiveBlockSource {
         void block(long segment, long offset, long minSeq, long maxSeq, int eventCount, byte[] frame) throws IOException;
     }
 
-    private record Envelope(long minSeq, long maxSeq, int eventCount) {}
+    private record Envelope(long minSeq, long maxSeq, int eventCount, long maxWitnessedAt) {}
 
     private final Path dir;
     /** Seq envelopes by active file index, then frame offset. */
@@ -44,11 +44,12 @@ public final class ActiveBlockSource {
 
     /**
      * Hands {@code sink} the durable complete blocks holding seqs in {@code [from, until)} ({@code until}
-     * 0: no bound), in seq order, stopping once {@code maxBytes} of frames were handed (at least one block
-     * when any qualifies). Returns the seq after the last sealed segment (1 when none is): seqs below it
-     * are the archive's, never answered here.
+     * 0: no bound) and rows witnessed at or after {@code fromTime} (witnessed times never decrease with
+     * seq, so the blocks before the first such one are skipped), in seq order, stopping once
+     * {@code maxBytes} of frames were handed (at least one block when any qualifies). Returns the seq
+     * after the last sealed segment (1 when none is): seqs below it are the archive's, never answered here.
      */
-    public long read(long from, long until, long durableSeq, long maxBytes, ZstdFrames zstd, Sink sink)
+    public long read(long from, long until, long fromTime, long durableSeq, long maxBytes, ZstdFrames zstd, Sink sink)
             throws IOException {
         List<SegmentName.Entry> entries = SegmentName.scan(dir);
         List<SegmentName.Entry> active = new ArrayList<>();
@@ -81,7 +82,7 @@ public final class ActiveBlockSource {
             long[] offsets = r.scan().offsets();
             for (int b = 0; b < r.blockCount(); b++) {
                 Envelope e = envelope(a.index(), offsets[b], r, b, view, zstd);
-                if (e == null || e.maxSeq() < from) {
+                if (e == null || e.maxSeq() < from || e.maxWitnessedAt() < fromTime) {
                     continue;
                 }
                 if (e.maxSeq() > durableSeq || (until > 0 && e.minSeq() >= until) || (sent > 0 && sent >= maxBytes)) {
@@ -105,7 +106,7 @@ public final class ActiveBlockSource {
             if (view.size() == 0) {
                 return null;
             }
-            e = new Envelope(view.seq(0), view.seq(view.size() - 1), view.size());
+            e = new Envelope(view.seq(0), view.seq(view.size() - 1), view.size(), view.witnessedAt(view.size() - 1));
             bySegment.put(offset, e);
         }
         return e;

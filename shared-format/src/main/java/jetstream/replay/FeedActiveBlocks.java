@@ -77,15 +77,47 @@ public final class FeedActiveBlocks {
                 held.remove(e.getKey());
             }
         }
+        Answer a = fetch(seq, until, 0, zstd);
+        return new Found(a.activeFrom(), a.first());
+    }
+
+    /**
+     * A time cursor past the archive's last seal: the first seq at or above {@code from} witnessed at or
+     * after {@code ts} among the durable active blocks ({@code seq} -1 when every one is older; then
+     * {@code scannedTo} is the seq after them, where the ring takes over). When the ingester sealed seqs
+     * at or above {@code from} since the caller's listing, the answer is {@code from}: lower than exact,
+     * never higher. The blocks fetched are cached for the replay that follows.
+     */
+    public ActiveTimeSearch.Result firstAtOrAfter(long ts, long from, ZstdFrames zstd) {
+        Answer a = fetch(from, 0, ts, zstd);
+        if (from < a.activeFrom()) {
+            return new ActiveTimeSearch.Result(from, from);
+        }
+        if (a.first() == null) {
+            return new ActiveTimeSearch.Result(-1, Math.max(from, a.durableSeq() + 1));
+        }
+        BlockView view = new BlockView().decode(a.first(), 0, a.first().length);
+        for (int i = 0; i < view.size(); i++) {
+            if (view.seq(i) >= from && view.witnessedAt(i) >= ts) {
+                return new ActiveTimeSearch.Result(view.seq(i), view.seq(i));
+            }
+        }
+        return new ActiveTimeSearch.Result(-1, view.seq(view.size() - 1) + 1);
+    }
+
+    /** One answer: the first block's body (null when none came) and the ingester's boundaries. */
+    private record Answer(long activeFrom, long durableSeq, byte[] first) {}
+
+    private Answer fetch(long seq, long until, long fromTime, ZstdFrames zstd) {
         try {
-            return fetch(seq, until, zstd);
+            return request(seq, until, fromTime, zstd);
         } catch (IOException e) {
             throw new UncheckedIOException("active blocks from the feed at " + remote.host() + ":" + remote.port()
                     + ": " + e.getMessage(), e);
         }
     }
 
-    private Found fetch(long seq, long until, ZstdFrames zstd) throws IOException {
+    private Answer request(long seq, long until, long fromTime, ZstdFrames zstd) throws IOException {
         requests.incrementAndGet();
         long end = System.nanoTime() + deadline.toNanos();
         long cap = REQUEST_BYTES + FeedCodec.MAX_CONTENT_BYTES;
@@ -94,7 +126,7 @@ public final class FeedActiveBlocks {
         BlockView view = new BlockView();
         try (Socket s = FeedTcp.socket(remote)) {
             InputStream in = FeedTcp.open(s, remote, (int) Math.max(1, deadline.toMillis()),
-                    new FeedFrame.ReadActive(seq, until, REQUEST_BYTES));
+                    new FeedFrame.ReadActive(seq, until, fromTime, REQUEST_BYTES));
             for (;;) {
                 long left = (end - System.nanoTime()) / 1_000_000;
                 if (left <= 0) {
@@ -131,7 +163,7 @@ public final class FeedActiveBlocks {
                         activeFrom = Math.max(activeFrom, e.activeFrom());
                         // sealed since: the archive serves those seqs now
                         held.headMap(activeFrom).clear();
-                        return new Found(activeFrom, first);
+                        return new Answer(activeFrom, e.durableSeq(), first);
                     }
                 } else {
                     throw new DecodeException("feed_protocol", "frame type 0x" + Integer.toHexString(f.type() & 0xFF)

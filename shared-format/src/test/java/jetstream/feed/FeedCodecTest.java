@@ -32,7 +32,7 @@ class FeedCodecTest {
                 new FeedFrame.ImportStatus("job-1", "running ✓", 1, 2, 3, 4), new FeedFrame.ImportStatus("", "", 0, 0, 0, 0),
                 new FeedFrame.Heartbeat(1, 2, 3), new FeedFrame.AuthChallenge(FeedAuth.nonce()),
                 new FeedFrame.Auth(FeedAuth.mac(new byte[16], new byte[32])),
-                new FeedFrame.ReadActive(4097, 0, 4 << 20), new FeedFrame.ActiveEnd(4097, 5000)));
+                new FeedFrame.ReadActive(4097, 0, 1_780_000_000_000_000L, 4 << 20), new FeedFrame.ActiveEnd(4097, 5000)));
         for (int i = 0; i < 50; i++) {
             out.add(randomEvent(r, i + 1));
         }

@@ -22,8 +22,8 @@ import jetstream.segment.io.SegmentWriter;
 
 /**
  * The ingester's answer to READ_ACTIVE: exactly the active files' complete blocks (frames as on disk,
- * envelopes true), from the block holding the asked seq, cut at the durable watermark, the upper seq and
- * the byte budget; never a sealed segment's block; the seq after the last seal as the archive's boundary.
+ * envelopes true), from the block holding the asked seq (or witnessing the asked time), cut at the
+ * durable watermark, the upper seq and the byte budget; never a sealed segment's block; the seq after the last seal as the archive's boundary.
  */
 @Tag("unit")
 class ActiveBlockSourceTest {
@@ -50,9 +50,14 @@ class ActiveBlockSourceTest {
 
     private static List<Got> read(ActiveBlockSource src, long from, long until, long durable, long maxBytes, long[] activeFrom)
             throws Exception {
+        return read(src, from, until, 0, durable, maxBytes, activeFrom);
+    }
+
+    private static List<Got> read(ActiveBlockSource src, long from, long until, long fromTime, long durable, long maxBytes,
+                                  long[] activeFrom) throws Exception {
         List<Got> out = new ArrayList<>();
         try (ZstdFrames z = new ZstdFrames()) {
-            activeFrom[0] = src.read(from, until, durable, maxBytes, z,
+            activeFrom[0] = src.read(from, until, fromTime, durable, maxBytes, z,
                     (seg, off, min, max, n, frame) -> out.add(new Got(seg, off, min, max, n, frame)));
         }
         return out;
@@ -105,6 +110,9 @@ class ActiveBlockSourceTest {
         List<Got> until = read(src, 31, 45, 75, Long.MAX_VALUE, activeFrom);
         assertTrue(until.stream().allMatch(g -> g.minSeq() < 45), "no block wholly at or above the upper seq");
         assertTrue(until.get(until.size() - 1).maxSeq() >= 44, "every block below it");
+        List<Got> byTime = read(src, 31, 0, 1_780_000_000_000_000L + 55, 75, Long.MAX_VALUE, activeFrom);
+        assertTrue(byTime.get(0).minSeq() <= 55 && byTime.get(0).maxSeq() >= 55, "starts at the block witnessing the time");
+        assertEquals(75, byTime.get(byTime.size() - 1).maxSeq());
         List<Got> one = read(src, 31, 0, 75, 1, activeFrom);
         assertEquals(1, one.size(), "at least one block, then the budget ends the answer");
         List<Got> none = read(src, 31, 0, 30, Long.MAX_VALUE, activeFrom);

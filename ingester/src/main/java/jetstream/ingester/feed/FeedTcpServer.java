@@ -313,7 +313,7 @@ public final class FeedTcpServer implements AutoCloseable {
             long durable = log.durableSeq();
             long activeFrom;
             try (ZstdFrames zstd = new ZstdFrames()) {
-                activeFrom = active.read(read.fromSeq(), read.untilSeq(), durable,
+                activeFrom = active.read(read.fromSeq(), read.untilSeq(), read.fromTime(), durable,
                         Math.min(read.maxBytes(), MAX_ACTIVE_ANSWER_BYTES), zstd,
                         (segment, offset, minSeq, maxSeq, count, frame) -> out.write(
                                 FeedCodec.encodeActiveBlock(segment, offset, minSeq, maxSeq, count, frame)));

@@ -61,8 +61,8 @@ class RemoteGatewayProcessesTest {
         }
     }
 
-    /** Active segments of several seconds at 60 events/s: longer than gateway-b's ring, several seals per run. */
-    private static final int SEGMENT_BYTES = 48 << 10;
+    /** Segments of about 6 s at 60 events/s (~70 bytes an event): the active one outgrows gateway-b's ring, several seals per run. */
+    private static final int SEGMENT_BYTES = 24 << 10;
 
     private static final List<Spec> SPECS = List.of(new Spec(true, List.of()), new Spec(true, List.of("app.bsky.feed.*")),
             new Spec(false, List.of()), new Spec(false, List.of("app.bsky.feed.like", "app.bsky.graph.*")));
