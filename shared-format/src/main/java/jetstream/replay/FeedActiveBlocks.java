@@ -177,8 +177,9 @@ public final class FeedActiveBlocks {
     private static byte[] decode(FeedFrame.ActiveBlock b, BlockView view, ZstdFrames zstd) {
         view.decodeFrame(zstd, b.frame(), 0, b.frame().length, -1);
         if (view.size() != b.eventCount() || view.seq(0) != b.minSeq() || view.seq(view.size() - 1) != b.maxSeq()) {
-            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, "active block at " + b.offset() + " of segment " + b.segment()
-                    + " does not hold the seqs " + b.minSeq() + ".." + b.maxSeq() + " it was sent with");
+            throw new SegmentException(SegmentException.Type.CORRUPT_SEGMENT, "active block at " + b.offset()
+                    + " of segment " + b.segment() + " does not hold the seqs " + b.minSeq() + ".." + b.maxSeq()
+                    + " it was sent with");
         }
         byte[] out = new byte[view.bodyLength()];
         System.arraycopy(view.buffer(), view.bodyOffset(), out, 0, out.length);

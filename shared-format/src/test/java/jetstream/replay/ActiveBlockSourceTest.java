@@ -23,7 +23,8 @@ import jetstream.segment.io.SegmentWriter;
 /**
  * The ingester's answer to READ_ACTIVE: exactly the active files' complete blocks (frames as on disk,
  * envelopes true), from the block holding the asked seq (or witnessing the asked time), cut at the
- * durable watermark, the upper seq and the byte budget; never a sealed segment's block; the seq after the last seal as the archive's boundary.
+ * durable watermark, the upper seq and the byte budget; never a sealed segment's block; the seq after
+ * the last seal as the archive's boundary.
  */
 @Tag("unit")
 class ActiveBlockSourceTest {
@@ -40,7 +41,8 @@ class ActiveBlockSourceTest {
                 if (seq == 31) {
                     w.forceRotate();
                 }
-                w.append(seq, 1_780_000_000_000_000L + seq, 0, 1, ("did:plc:" + (seq % 4)).getBytes(StandardCharsets.US_ASCII),
+                w.append(seq, 1_780_000_000_000_000L + seq, 0, 1,
+                        ("did:plc:" + (seq % 4)).getBytes(StandardCharsets.US_ASCII),
                         "app.bsky.feed.post".getBytes(StandardCharsets.US_ASCII), ("3l" + seq).getBytes(StandardCharsets.US_ASCII),
                         ("3m" + seq).getBytes(StandardCharsets.US_ASCII), new byte[] {(byte) 0xa0});
             }
@@ -48,8 +50,8 @@ class ActiveBlockSourceTest {
         }
     }
 
-    private static List<Got> read(ActiveBlockSource src, long from, long until, long durable, long maxBytes, long[] activeFrom)
-            throws Exception {
+    private static List<Got> read(ActiveBlockSource src, long from, long until, long durable, long maxBytes,
+                                  long[] activeFrom) throws Exception {
         return read(src, from, until, 0, durable, maxBytes, activeFrom);
     }
 

@@ -61,7 +61,7 @@ class RemoteGatewayProcessesTest {
         }
     }
 
-    /** Segments of about 6 s at 60 events/s (~70 bytes an event): the active one outgrows gateway-b's ring, several seals per run. */
+    /** Segments of about 6 s at 60 events/s (~70 bytes an event): the active one outgrows gateway-b's ring. */
     private static final int SEGMENT_BYTES = 24 << 10;
 
     private static final List<Spec> SPECS = List.of(new Spec(true, List.of()), new Spec(true, List.of("app.bsky.feed.*")),
