@@ -35,7 +35,7 @@ class ActiveBlockSourceTest {
 
     /** Seqs 1..30 sealed (blocks of 10), then 31..75 in the active file. */
     @BeforeEach
-    void write() {
+    void write() throws Exception {
         try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(10, 1L << 30, Duration.ZERO))) {
             for (long seq = 1; seq <= 75; seq++) {
                 if (seq == 31) {
