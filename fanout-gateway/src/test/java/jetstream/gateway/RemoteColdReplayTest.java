@@ -393,7 +393,7 @@ class RemoteColdReplayTest {
     @Test
     void filteredDeepCursorsFetchOnlyThePlannedBlocks() throws Exception {
         List<String> ignored = new ArrayList<>();
-        long unfiltered = blockBytes(Wire.V2, v2(Map.of()), remote(0, Duration.ofSeconds(5)), ignored);
+        long unfiltered = blockBytes(Wire.V2, v2(Map.of()), remote(1 << 20, Duration.ofSeconds(5)), ignored);
         assertTrue(unfiltered > 0);
         assertTrue(BURST_FIRST + 30 < sealedTip, "the burst is sealed history");
         List<Object[]> cases = List.of(new Object[] {Wire.V2, v2(Map.of("dids", List.of(BURST_DID)))},
@@ -404,7 +404,7 @@ class RemoteColdReplayTest {
             Wire wire = (Wire) c[0];
             SubscriptionFilter f = (SubscriptionFilter) c[1];
             List<String> got = new ArrayList<>();
-            long bytes = blockBytes(wire, f, remote(0, Duration.ofSeconds(5)), got);
+            long bytes = blockBytes(wire, f, remote(1 << 20, Duration.ofSeconds(5)), got);
             List<String> want = run(wire, f, 1, local(), 37).sink().frames;
             assertFalse(want.isEmpty(), f.toString());
             assertEquals(want, got, f + ": the local frames");
@@ -414,7 +414,7 @@ class RemoteColdReplayTest {
         stub.planning = false;
         List<String> got = new ArrayList<>();
         SubscriptionFilter f = v2(Map.of("dids", List.of(BURST_DID)));
-        assertEquals(unfiltered, blockBytes(Wire.V2, f, remote(0, Duration.ofSeconds(5)), got), "no plan: every block");
+        assertEquals(unfiltered, blockBytes(Wire.V2, f, remote(1 << 20, Duration.ofSeconds(5)), got), "no plan: every block");
         assertEquals(run(Wire.V2, f, 1, local(), 37).sink().frames, got);
     }
 }

@@ -315,7 +315,7 @@ class FeedTcpServerTest {
 
     /** Seqs 1..20 sealed, 21..60 in the active file (blocks of 8). */
     private void writeSegments() throws IOException {
-        try (SegmentWriter w = SegmentWriter.open(dir.resolve("segments"),
+        try (SegmentWriter w = SegmentWriter.open(java.nio.file.Files.createDirectories(dir.resolve("segments")),
                 new SegmentWriter.Config(8, 1L << 30, Duration.ZERO))) {
             for (long seq = 1; seq <= 60; seq++) {
                 if (seq == 21) {
