@@ -201,23 +201,12 @@ public final class ColdReader implements AutoCloseable {
                 if (view.size() == 0) {
                     continue;
                 }
-                long min = view.seq(0);
-                long max = view.seq(view.size() - 1);
-                if (max < expected) {
-                    continue;
-                }
-                if (min > expected) {
-                    gap(expected, Math.min(min, until), a.path().getFileName().toString());
-                    expected = min;
-                }
+                expected = visitDecoded(expected, until, a.path().getFileName().toString(), visitor);
                 if (expected >= until) {
                     return until;
                 }
-                blocksRead++;
-                deliver(expected, until, visitor);
-                expected = max + 1;
                 if (visited >= maxRows) {
-                    return Math.min(expected, until);
+                    return expected;
                 }
             }
         }
@@ -245,23 +234,36 @@ public final class ColdReader implements AutoCloseable {
                 return expected;
             }
             view.decode(f.body(), 0, f.body().length);
-            long min = view.seq(0);
-            long max = view.seq(view.size() - 1);
-            if (max < expected) {
+            long after = visitDecoded(expected, until, "an active segment", visitor);
+            if (after == expected) {
                 return expected;
             }
-            if (min > expected) {
-                gap(expected, Math.min(min, until), "an active segment");
-                expected = min;
-            }
-            if (expected >= until) {
-                return until;
-            }
-            blocksRead++;
-            deliver(expected, until, visitor);
-            expected = max + 1;
+            expected = after;
         }
         return Math.min(expected, until);
+    }
+
+    /**
+     * Hands over the rows of the decoded {@link #view} from {@code expected} (a jump before its first row
+     * must be a registered vacancy). Returns the seq after the block, {@code until} when the range ends
+     * first, or {@code expected} for a block wholly below it.
+     */
+    private long visitDecoded(long expected, long until, String where, RowVisitor visitor) {
+        long min = view.seq(0);
+        long max = view.seq(view.size() - 1);
+        if (max < expected) {
+            return expected;
+        }
+        if (min > expected) {
+            gap(expected, Math.min(min, until), where);
+            expected = min;
+        }
+        if (expected >= until) {
+            return until;
+        }
+        blocksRead++;
+        deliver(expected, until, visitor);
+        return max + 1;
     }
 
     private void deliver(long from, long until, RowVisitor visitor) {
