@@ -6,8 +6,10 @@ import java.nio.file.Path;
 
 import org.jboss.logging.Logger;
 
+import jetstream.feed.FeedClient;
 import jetstream.replay.ArchiveHttp;
 import jetstream.replay.BlockCache;
+import jetstream.replay.FeedActiveBlocks;
 import jetstream.replay.SegmentCatalog;
 
 /**
@@ -25,14 +27,20 @@ final class CatalogSource {
         this.catalog = catalog;
     }
 
-    static CatalogSource open(GatewayConfig config, BlockCache blocks) {
+    /**
+     * @param feed the ingester's TCP feed, or null: with it, a remote-mode gateway reads the writer's
+     *     active blocks from the ingester (the seqs between the archive's last seal and the ring)
+     */
+    static CatalogSource open(GatewayConfig config, BlockCache blocks, FeedClient.Remote feed) {
         String url = config.archiveUrl().orElse("");
         if (url.isBlank()) {
             return new CatalogSource(new SegmentCatalog(Path.of(config.dataDir(), "segments")));
         }
         ArchiveHttp archive = new ArchiveHttp(URI.create(url), config.archiveTimeout());
-        LOG.infof("cold replay reads the archive at %s", archive.base());
-        return new CatalogSource(new SegmentCatalog(archive, blocks));
+        LOG.infof("cold replay reads the archive at %s%s", archive.base(),
+                feed == null ? "" : ", the active segments over the ingester's feed");
+        FeedActiveBlocks active = feed == null ? null : new FeedActiveBlocks(feed, config.archiveTimeout(), blocks);
+        return new CatalogSource(new SegmentCatalog(archive, blocks, active));
     }
 
     SegmentCatalog catalog() {

@@ -75,6 +75,8 @@ public class Gateway {
     private ExecutorService coldPool;
     /** Resolves time cursors for upgrades (they read segment blocks); never queued behind cold replays. */
     private ExecutorService resolver;
+    /** The UNIX socket or the ingester's TCP feed; set by {@link #init()}. */
+    private FeedClient.Options feedOptions;
     private volatile ActiveSearch activeSearch = ActiveTimeSearch::find;
     private java.util.concurrent.ScheduledExecutorService coldTimer;
     /** Ends the ring's wake windows (its own thread: a wake is never queued behind other timers). */
@@ -174,7 +176,13 @@ public class Gateway {
             return t;
         });
         BlockCache blocks = new BlockCache(config.subscribeBlockCacheBytes());
-        catalogSource = CatalogSource.open(config, blocks);
+        feedOptions = feedOptions(Path.of(config.dataDir()));
+        catalogSource = CatalogSource.open(config, blocks, feedOptions.remote());
+        jetstream.replay.FeedActiveBlocks remoteActive = catalogSource.catalog().activeBlocks();
+        if (remoteActive != null) {
+            // remote mode: a time past the archive's last seal is searched in the ingester's active blocks
+            activeSearch = (active, ts, from, zstd) -> remoteActive.firstAtOrAfter(ts, from, zstd);
+        }
         cold = new ColdReplay(catalogSource.catalog(), blocks, new VacancySet(), coldPool,
                 new ColdBudget(config.subscribeColdEventsPerSec(), System.nanoTime()), coldTimer);
         // The first scan, before any subscriber; afterwards only the feed's seal/rewrite notices, feed
@@ -223,7 +231,7 @@ public class Gateway {
     /** Starts following the ingester's feed (UNIX socket, or TCP in remote mode). */
     void startFeed() {
         Path dataDir = Path.of(config.dataDir());
-        feed = new FeedFollower(feedOptions(dataDir), ring, cold.vacancies(), cold.catalog(),
+        feed = new FeedFollower(feedOptions, ring, cold.vacancies(), cold.catalog(),
                 coldPool, new FeedFollower.State() {
                     @Override
                     public void phase(String stored) {
@@ -436,8 +444,8 @@ public class Gateway {
         return resolve(req, snap, ring, nowMicros, lookbackMicros, zstd, ActiveTimeSearch::find);
     }
 
-    private static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
-                                      long lookbackMicros, ZstdFrames zstd, ActiveSearch search) {
+    static CursorPlan resolve(CursorRequest req, SegmentCatalog.Snapshot snap, Ring ring, long nowMicros,
+                              long lookbackMicros, ZstdFrames zstd, ActiveSearch search) {
         CursorResolver.Tail tail = (ts, from) -> {
             ActiveTimeSearch.Result hit = search.find(snap.active(), ts, from, zstd);
             return hit.seq() >= 0 ? hit.seq() : ring.firstAtOrAfter(hit.scannedTo(), ts);

@@ -18,15 +18,24 @@ import java.util.concurrent.atomic.AtomicInteger;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
+import jetstream.planner.Manifest;
+import jetstream.planner.Plan;
+import jetstream.planner.PlanFilter;
+import jetstream.planner.PlanJson;
+import jetstream.planner.PlanLimits;
+import jetstream.planner.PlanRequestException;
+import jetstream.planner.SegmentSummary;
+import jetstream.planner.SnapshotPlanner;
 import jetstream.replay.SealedSegment;
 import jetstream.replay.SegmentCatalog;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
+import jetstream.segment.ZstdFrames;
 
 /**
- * The archive-server's three read methods a remote gateway uses (facts §5.3–§5.5: listSegments,
- * getSegment with a single {@code Range} and {@code If-Match}, getBlock with its {@code "<checksum>:<block>"}
- * ETag) over a segment directory, on 127.0.0.1, reading the files afresh at every request (so a rewrite
+ * The archive-server's read methods a remote gateway uses (facts §5.3–§5.6: listSegments, getSegment
+ * with a single {@code Range} and {@code If-Match}, getBlock with its {@code "<checksum>:<block>"} ETag,
+ * planSnapshot with the real planner) over a segment directory, on 127.0.0.1, reading the files afresh at every request (so a rewrite
  * on disk shows at once). Pages of {@link #pageSize} items exercise the listing's cursor. Faults: {@link #failing}
  * answers 503 (also set after {@link #failAfterBlocks} block requests), {@link #hanging} holds every answer for 30 s.
  */
@@ -46,6 +55,10 @@ final class ArchiveStub implements AutoCloseable {
     final AtomicInteger blockRequests = new AtomicInteger();
     final AtomicInteger rangeRequests = new AtomicInteger();
     final AtomicInteger staleAnswers = new AtomicInteger();
+    final java.util.concurrent.atomic.AtomicLong blockBytes = new java.util.concurrent.atomic.AtomicLong();
+    final AtomicInteger planRequests = new AtomicInteger();
+    /** Answers planSnapshot (with the real planner over the files); off: 501, as an archive without it. */
+    volatile boolean planning = true;
 
     ArchiveStub(Path segments) throws IOException {
         this.segments = segments;
@@ -78,6 +91,7 @@ final class ArchiveStub implements AutoCloseable {
                 case "listSegments" -> list(ex, q);
                 case "getSegment" -> segment(ex, q);
                 case "getBlock" -> block(ex, q);
+                case "planSnapshot" -> plan(ex);
                 default -> send(ex, 501, null, new byte[0]);
             }
         }
@@ -152,7 +166,31 @@ final class ArchiveStub implements AutoCloseable {
         }
         SegmentReader r = SegmentReader.open(java.nio.ByteBuffer.wrap(Files.readAllBytes(p)), false);
         int b = Integer.parseInt(q.get("blockIndex"));
+        blockBytes.addAndGet(r.frameBytes(b).length);
         send(ex, 200, "\"" + String.format("%016x", r.header().checksum()) + ":" + b + "\"", r.frameBytes(b));
+    }
+
+    private void plan(HttpExchange ex) throws IOException {
+        planRequests.incrementAndGet();
+        if (!planning) {
+            send(ex, 501, null, new byte[0]);
+            return;
+        }
+        byte[] body = ex.getRequestBody().readAllBytes();
+        List<SegmentSummary> summaries = new java.util.ArrayList<>();
+        try (ZstdFrames z = new ZstdFrames()) {
+            for (SealedSegment s : new SegmentCatalog(segments).refresh().sealed()) {
+                summaries.add(SegmentSummary.of(SegmentReader.openMapped(s.path(), z), s.name(), s.index(), 0));
+            }
+        }
+        try {
+            PlanFilter filter = PlanJson.parse(body, PlanLimits.DEFAULTS);
+            Plan plan = SnapshotPlanner.plan(Manifest.of(summaries), filter, PlanLimits.DEFAULTS);
+            send(ex, 200, null, PlanJson.write(plan).toByteArray());
+        } catch (PlanRequestException e) {
+            send(ex, 400, null, ("{\"error\":\"InvalidRequest\",\"message\":\"" + e.getMessage() + "\"}")
+                    .getBytes(StandardCharsets.UTF_8));
+        }
     }
 
     private static void send(HttpExchange ex, int status, String etag, byte[] body) throws IOException {

@@ -325,7 +325,8 @@ public final class IngesterCore implements AutoCloseable {
         if (tcpFeed != null) {
             throw new IllegalStateException("the TCP feed is already started");
         }
-        FeedTcpServer t = new FeedTcpServer(config, writer.log(), metrics);
+        FeedTcpServer t = new FeedTcpServer(config, writer.log(), metrics,
+                new jetstream.replay.ActiveBlockSource(settings.dataDir().resolve("segments")));
         feed.alsoWake(t::wake);
         t.start(onFatal);
         tcpFeed = t;

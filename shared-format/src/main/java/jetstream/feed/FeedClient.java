@@ -3,8 +3,6 @@ package jetstream.feed;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.StandardProtocolFamily;
@@ -21,8 +19,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocket;
 import jetstream.atproto.DecodeException;
 
 /**
@@ -205,44 +201,12 @@ public final class FeedClient implements Closeable {
      */
     private boolean tcpSession(Remote r) throws IOException {
         long idleMillis = options.idleTimeout().toMillis();
-        try (Socket s = r.tls() != null ? r.tls().getSocketFactory().createSocket() : new Socket()) {
+        try (Socket s = FeedTcp.socket(r)) {
             tcp = s;
             if (closed) {
                 return true;
             }
-            s.setTcpNoDelay(true);
-            s.setSoTimeout((int) Math.max(1, idleMillis));
-            s.connect(new InetSocketAddress(r.host(), r.port()), (int) Math.max(1, idleMillis));
-            if (s instanceof SSLSocket ssl) {
-                SSLParameters p = ssl.getSSLParameters();
-                p.setEndpointIdentificationAlgorithm("HTTPS");
-                ssl.setSSLParameters(p);
-                ssl.startHandshake();
-            }
-            InputStream in = s.getInputStream();
-            byte[] head = in.readNBytes(FeedCodec.LENGTH_PREFIX);
-            if (head.length < FeedCodec.LENGTH_PREFIX) {
-                throw new IOException("feed closed before its challenge");
-            }
-            int len = FeedCodec.contentLength(head, 0);
-            if (len != 1 + FeedAuth.NONCE_BYTES) {
-                throw new DecodeException("feed_protocol", "first TCP frame of " + len + " bytes is not a challenge");
-            }
-            byte[] body = in.readNBytes(len);
-            if (body.length < len) {
-                throw new IOException("feed closed inside its challenge");
-            }
-            if (!(FeedCodec.decode(body, 0, len) instanceof FeedFrame.AuthChallenge c)) {
-                throw new DecodeException("feed_protocol", "first TCP frame is not a challenge");
-            }
-            byte[] auth = FeedCodec.encode(new FeedFrame.Auth(FeedAuth.mac(r.secret(), c.nonce())));
-            byte[] sub = FeedCodec.encode(new FeedFrame.Subscribe(resumeSeq()));
-            OutputStream out = s.getOutputStream();
-            byte[] both = new byte[auth.length + sub.length];
-            System.arraycopy(auth, 0, both, 0, auth.length);
-            System.arraycopy(sub, 0, both, auth.length, sub.length);
-            out.write(both);
-            out.flush();
+            InputStream in = FeedTcp.open(s, r, (int) Math.max(1, idleMillis), new FeedFrame.Subscribe(resumeSeq()));
             s.setSoTimeout((int) Math.max(1, idleMillis / 4));
             return readLoop((buf, waitMillis) -> {
                 try {

@@ -64,8 +64,27 @@ public final class FeedCodec {
         return b.array();
     }
 
+    /** Fixed part of an active block's content: type, segment, offset, seq envelope, row count. */
+    static final int ACTIVE_BLOCK_FIXED = 1 + 8 + 8 + 8 + 8 + 8;
+
+    /** One {@code ACTIVE_BLOCK} frame (prefix included) around a block's zstd frame. */
+    public static byte[] encodeActiveBlock(long segment, long offset, long minSeq, long maxSeq, long eventCount,
+                                           byte[] frame) {
+        long content = (long) ACTIVE_BLOCK_FIXED + frame.length;
+        if (content > MAX_CONTENT_BYTES) {
+            throw new IllegalArgumentException("block frame of " + frame.length + " bytes exceeds the feed frame limit");
+        }
+        ByteBuffer b = ByteBuffer.allocate(LENGTH_PREFIX + (int) content);
+        b.putInt((int) content).put(FeedFrame.ACTIVE_BLOCK).putLong(segment).putLong(offset).putLong(minSeq)
+                .putLong(maxSeq).putLong(eventCount).put(frame);
+        return b.array();
+    }
+
     /** The whole frame (prefix included). */
     public static byte[] encode(FeedFrame frame) {
+        if (frame instanceof FeedFrame.ActiveBlock a) {
+            return encodeActiveBlock(a.segment(), a.offset(), a.minSeq(), a.maxSeq(), a.eventCount(), a.frame());
+        }
         if (frame instanceof FeedFrame.Event e) {
             return encodeEvent(e.seq(), e.witnessedAt(), e.indexedAt(), e.kind(), e.did(), 0, e.did().length,
                     e.collection(), 0, e.collection().length, e.rkey(), 0, e.rkey().length, e.rev(), 0, e.rev().length,
@@ -83,6 +102,10 @@ public final class FeedCodec {
             o.fixed(f.nonce(), FeedAuth.NONCE_BYTES);
         } else if (frame instanceof FeedFrame.Auth f) {
             o.fixed(f.mac(), FeedAuth.MAC_BYTES);
+        } else if (frame instanceof FeedFrame.ReadActive f) {
+            o.b.putLong(f.fromSeq()).putLong(f.untilSeq()).putLong(f.fromTime()).putLong(f.maxBytes());
+        } else if (frame instanceof FeedFrame.ActiveEnd f) {
+            o.b.putLong(f.activeFrom()).putLong(f.durableSeq());
         } else if (frame instanceof FeedFrame.Watermark f) {
             o.b.putLong(f.durableSeq());
         } else if (frame instanceof FeedFrame.VacancyNotice f) {
@@ -132,6 +155,9 @@ public final class FeedCodec {
             case FeedFrame.TOO_OLD -> new FeedFrame.TooOld(in.u64(), in.u64());
             case FeedFrame.AUTH_CHALLENGE -> new FeedFrame.AuthChallenge(in.bytes(FeedAuth.NONCE_BYTES));
             case FeedFrame.AUTH -> new FeedFrame.Auth(in.bytes(FeedAuth.MAC_BYTES));
+            case FeedFrame.READ_ACTIVE -> new FeedFrame.ReadActive(in.u64(), in.u64(), in.u64(), in.u64());
+            case FeedFrame.ACTIVE_BLOCK -> activeBlock(in);
+            case FeedFrame.ACTIVE_END -> new FeedFrame.ActiveEnd(in.u64(), in.u64());
             case FeedFrame.EVENT -> event(in);
             case FeedFrame.WATERMARK -> new FeedFrame.Watermark(in.u64());
             case FeedFrame.VACANCY -> vacancy(in);
@@ -197,6 +223,19 @@ public final class FeedCodec {
         byte[] rev = in.bytes(revLen);
         byte[] payload = in.bytes((int) payloadLen);
         return new FeedFrame.Event(seq, witnessed, indexed, kind, did, collection, rkey, rev, payload);
+    }
+
+    private static FeedFrame.ActiveBlock activeBlock(In in) {
+        long segment = in.u64();
+        long offset = in.u64();
+        long minSeq = in.u64();
+        long maxSeq = in.u64();
+        long count = in.u64();
+        if (minSeq < 1 || maxSeq < minSeq || count < 1 || count > maxSeq - minSeq + 1) {
+            throw new DecodeException("feed_bad_value", "active block seqs " + minSeq + ".." + maxSeq + " with "
+                    + count + " rows");
+        }
+        return new FeedFrame.ActiveBlock(segment, offset, minSeq, maxSeq, count, in.bytes(in.end - in.pos));
     }
 
     private static FeedFrame.VacancyNotice vacancy(In in) {

@@ -12,6 +12,7 @@ public sealed interface FeedFrame {
     byte TOO_OLD = 0x03;
     byte AUTH_CHALLENGE = 0x04;
     byte AUTH = 0x05;
+    byte READ_ACTIVE = 0x06;
     byte EVENT = 0x10;
     byte WATERMARK = 0x11;
     byte VACANCY = 0x12;
@@ -23,6 +24,8 @@ public sealed interface FeedFrame {
     byte COMPACTION_DEADLINE = 0x18;
     byte IMPORT_STATUS = 0x19;
     byte HEARTBEAT = 0x1A;
+    byte ACTIVE_BLOCK = 0x1B;
+    byte ACTIVE_END = 0x1C;
 
     byte type();
 
@@ -94,6 +97,59 @@ public sealed interface FeedFrame {
         @Override
         public int hashCode() {
             return Arrays.hashCode(mac);
+        }
+    }
+
+    /**
+     * Reader → ingester on TCP, after {@link Auth} instead of {@link Subscribe}: send the complete,
+     * durable blocks of the active segment files holding seqs {@code >= fromSeq} (and below
+     * {@code untilSeq}, 0 = no bound) witnessed at or after {@code fromTime} (µs, 0 = any; a time
+     * cursor's search), about {@code maxBytes} of block frames at most, then {@link ActiveEnd}; the
+     * ingester closes after it.
+     */
+    record ReadActive(long fromSeq, long untilSeq, long fromTime, long maxBytes) implements FeedFrame {
+        public byte type() {
+            return READ_ACTIVE;
+        }
+    }
+
+    /**
+     * Ingester → reader, an answer to {@link ReadActive}: one complete block of active segment file
+     * {@code segment} (its index) at file {@code offset}, its seq envelope and row count, and its zstd
+     * frame exactly as on disk (what the file will still hold at that offset once sealed).
+     */
+    record ActiveBlock(long segment, long offset, long minSeq, long maxSeq, long eventCount, byte[] frame)
+            implements FeedFrame {
+        public byte type() {
+            return ACTIVE_BLOCK;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ActiveBlock b && segment == b.segment && offset == b.offset && minSeq == b.minSeq
+                    && maxSeq == b.maxSeq && eventCount == b.eventCount && Arrays.equals(frame, b.frame);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(segment) * 31 + Long.hashCode(offset);
+        }
+
+        @Override
+        public String toString() {
+            return "ActiveBlock[segment=" + segment + ", offset=" + offset + ", seqs=" + minSeq + ".." + maxSeq
+                    + ", frame=" + frame.length + " bytes]";
+        }
+    }
+
+    /**
+     * Ingester → reader, the last frame of a {@link ReadActive} answer: {@code activeFrom} is the seq
+     * after the ingester's last sealed segment (1 when none is sealed): lower seqs are the archive's;
+     * {@code durableSeq} the watermark the answer was cut at.
+     */
+    record ActiveEnd(long activeFrom, long durableSeq) implements FeedFrame {
+        public byte type() {
+            return ACTIVE_END;
         }
     }
 

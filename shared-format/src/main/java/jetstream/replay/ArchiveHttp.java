@@ -42,6 +42,8 @@ public final class ArchiveHttp {
     /** listSegments answers at most 1,000 items of ~250 bytes. */
     static final int LIST_PAGE = 1000;
     private static final int LIST_CAP = 2 << 20;
+    /** A one-segment plan: at most one block range per block of the segment, ~30 bytes each. */
+    private static final int PLAN_CAP = 16 << 20;
     /** An error answer is a small XRPC envelope. */
     private static final int ERROR_CAP = 64 << 10;
 
@@ -117,6 +119,19 @@ public final class ArchiveHttp {
         return a.body;
     }
 
+    /**
+     * planSnapshot's answer for the JSON {@code body} (facts §5.6), or null when the archive (or a CDN in
+     * front of it) answers anything but 200: a filter outside its limits, a method it does not pass on.
+     * The caller then reads without a plan; only an archive that cannot be reached at all is a failure.
+     */
+    public byte[] plan(byte[] body) {
+        String q = "planSnapshot";
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + NS + q)).timeout(deadline)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        Answer a = send(b, q, PLAN_CAP, false);
+        return a.status == 200 ? a.body : null;
+    }
+
     private record Answer(int status, String etag, byte[] body) {}
 
     private byte[] ok(Answer a, String q) {
@@ -147,6 +162,11 @@ public final class ArchiveHttp {
         if (ifMatch != null) {
             b.header("If-Match", ifMatch);
         }
+        return send(b, q, cap, true);
+    }
+
+    /** {@code statusFails}: a 5xx or 429 answer is a failure (else it is returned like any other). */
+    private Answer send(HttpRequest.Builder b, String q, int cap, boolean statusFails) {
         CompletableFuture<HttpResponse<byte[]>> f = http.sendAsync(b.build(),
                 info -> new CappedBody(info.statusCode() / 100 == 2 ? cap : ERROR_CAP));
         HttpResponse<byte[]> r;
@@ -162,7 +182,7 @@ public final class ArchiveHttp {
             throw failed(q, "interrupted");
         }
         int status = r.statusCode();
-        if (status / 100 == 5 || status == 429) {
+        if (statusFails && (status / 100 == 5 || status == 429)) {
             throw failure(q, new Answer(status, null, r.body()));
         }
         reachable = true;

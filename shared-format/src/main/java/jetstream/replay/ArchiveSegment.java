@@ -17,7 +17,8 @@ import jetstream.segment.ZstdFrames;
  * the gateway's {@link BlockCache} (as raw index bytes under block {@value #INDEX_BLOCK}, so they share
  * its byte budget with decoded blocks); block frames come from {@code getBlock}. Every answer must
  * carry this segment's checksum: another one is a rewrite ({@link StaleSegmentException}). The DID
- * blooms and the collection index are not fetched, so every block in a range is read.
+ * blooms and the collection index are not fetched: a filtered reader asks the archive's planner which
+ * blocks to read instead ({@link RemotePlan}).
  */
 public final class ArchiveSegment implements SegmentBlocks {
     /** The cache slot of the block index (block numbers are never negative). */

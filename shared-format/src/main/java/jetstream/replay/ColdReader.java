@@ -22,8 +22,9 @@ import jetstream.segment.io.SegmentName;
 
 /**
  * One subscriber's cold replay over segment files: sealed segments through their footers (blocks
- * the filter cannot match are skipped using the DID blooms and the collection index), then active
- * segments up to their last complete block. Rows are handed over in seq order; the caller applies
+ * the filter cannot match are skipped using the DID blooms and the collection index; over the archive's
+ * HTTP, using its planSnapshot), then active segments up to their last complete block (in remote mode,
+ * over the ingester's feed). Rows are handed over in seq order; the caller applies
  * the exact filter (block skipping is only a superset test).
  *
  * <p>Coverage is checked at block granularity: every seq between the start and the requested end
@@ -51,6 +52,12 @@ public final class ColdReader implements AutoCloseable {
     private int visited;
     /** The seq the current scan has delivered up to, where a scan of a refreshed snapshot resumes. */
     private long position;
+    /** Marks a segment whose every block is read (a null cannot be cached). */
+    private static final BitSet READ_ALL = new BitSet(0);
+    /** Candidate sets kept before the oldest are dropped (a reader moves forward). */
+    private static final int HELD_CANDIDATES = 16;
+    /** Remote mode with a filter that can skip blocks: the archive's planner; null otherwise. */
+    private final RemotePlan remotePlan;
     /** Scans of one read that may meet a rewritten segment before it fails. */
     private static final int STALE_RETRIES = 3;
 
@@ -59,6 +66,7 @@ public final class ColdReader implements AutoCloseable {
         this.cache = cache;
         this.vacancies = vacancies;
         this.filter = filter;
+        this.remotePlan = catalog.archive() == null ? null : RemotePlan.of(filter);
         if (filter.dids() == null) {
             didBytes = null;
         } else {
@@ -129,7 +137,7 @@ public final class ColdReader implements AutoCloseable {
             position = expected;
             SegmentBlocks r = s.blocks();
             BlockIndex index = r.blockIndex();
-            BitSet cand = candidates(s, index.size());
+            BitSet cand = candidates(s, index);
             for (int b = 0; b < index.size(); b++) {
                 BlockIndexEntry e = index.get(b);
                 if (e.maxSeq() < expected) {
@@ -163,6 +171,9 @@ public final class ColdReader implements AutoCloseable {
                 }
             }
         }
+        if (catalog.activeBlocks() != null) {
+            return scanFeedActive(catalog.activeBlocks(), expected, until, maxRows, visitor);
+        }
         for (SegmentName.Entry a : snap.active()) {
             if (expected >= until || visited >= maxRows) {
                 return Math.min(expected, until);
@@ -190,27 +201,69 @@ public final class ColdReader implements AutoCloseable {
                 if (view.size() == 0) {
                     continue;
                 }
-                long min = view.seq(0);
-                long max = view.seq(view.size() - 1);
-                if (max < expected) {
-                    continue;
-                }
-                if (min > expected) {
-                    gap(expected, Math.min(min, until), a.path().getFileName().toString());
-                    expected = min;
-                }
+                expected = visitDecoded(expected, until, a.path().getFileName().toString(), visitor);
                 if (expected >= until) {
                     return until;
                 }
-                blocksRead++;
-                deliver(expected, until, visitor);
-                expected = max + 1;
                 if (visited >= maxRows) {
-                    return Math.min(expected, until);
+                    return expected;
                 }
             }
         }
         return Math.min(expected, until);
+    }
+
+    /**
+     * Remote mode past the archive's last sealed segment: the writer's active blocks over the feed, read
+     * like a local active file. Seqs below the ingester's first active seq were sealed after the archive
+     * listing (a {@link StaleSegmentException}: the listing is refreshed and the scan resumes) unless
+     * they are vacant.
+     */
+    private long scanFeedActive(FeedActiveBlocks src, long expected, long until, int maxRows, RowVisitor visitor) {
+        while (expected < until && visited < maxRows) {
+            position = expected;
+            FeedActiveBlocks.Found f = src.find(expected, until, zstd);
+            if (expected < f.activeFrom()) {
+                if (!vacancies.covers(expected, Math.min(f.activeFrom(), until))) {
+                    throw new StaleSegmentException("seqs from " + expected + " were sealed after the archive listing");
+                }
+                expected = f.activeFrom();
+                continue;
+            }
+            if (f.body() == null) {
+                return expected;
+            }
+            view.decode(f.body(), 0, f.body().length);
+            long after = visitDecoded(expected, until, "an active segment", visitor);
+            if (after == expected) {
+                return expected;
+            }
+            expected = after;
+        }
+        return Math.min(expected, until);
+    }
+
+    /**
+     * Hands over the rows of the decoded {@link #view} from {@code expected} (a jump before its first row
+     * must be a registered vacancy). Returns the seq after the block, {@code until} when the range ends
+     * first, or {@code expected} for a block wholly below it.
+     */
+    private long visitDecoded(long expected, long until, String where, RowVisitor visitor) {
+        long min = view.seq(0);
+        long max = view.seq(view.size() - 1);
+        if (max < expected) {
+            return expected;
+        }
+        if (min > expected) {
+            gap(expected, Math.min(min, until), where);
+            expected = min;
+        }
+        if (expected >= until) {
+            return until;
+        }
+        blocksRead++;
+        deliver(expected, until, visitor);
+        return max + 1;
     }
 
     private void deliver(long from, long until, RowVisitor visitor) {
@@ -235,12 +288,29 @@ public final class ColdReader implements AutoCloseable {
         return out;
     }
 
-    /** Blocks of {@code s} that may hold a matching row, or null for "all". Cached per segment checksum. */
-    private BitSet candidates(SealedSegment s, int blockCount) {
-        if (filter.isMatchAll() || !s.blocks().skipsBlocks()) {
+    /**
+     * Blocks of {@code s} that may hold a matching row, or null for "all". Cached per segment checksum (the
+     * segments a reader is in, a few at a time). A remote segment asks the archive's planner.
+     */
+    private BitSet candidates(SealedSegment s, BlockIndex index) {
+        if (filter.isMatchAll()) {
             return null;
         }
-        return candidates.computeIfAbsent(s.checksum(), k -> compute(s.blocks(), blockCount));
+        if (candidates.size() >= HELD_CANDIDATES) {
+            candidates.clear();
+        }
+        BitSet c;
+        if (s.blocks().skipsBlocks()) {
+            c = candidates.computeIfAbsent(s.checksum(), k -> compute(s.blocks(), index.size()));
+        } else if (remotePlan != null) {
+            c = candidates.computeIfAbsent(s.checksum(), k -> {
+                BitSet planned = remotePlan.blocks(catalog.archive(), s, index);
+                return planned == null ? READ_ALL : planned;
+            });
+        } else {
+            return null;
+        }
+        return c == READ_ALL ? null : c;
     }
 
     private BitSet compute(SegmentBlocks r, int blockCount) {

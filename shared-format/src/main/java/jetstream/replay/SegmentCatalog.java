@@ -17,7 +17,8 @@ import jetstream.segment.io.SegmentName;
  * The read-only view of a segment directory: sealed segments (mapped once, reused while their
  * checksum holds; their blooms stay in the mapping, so the heap does not grow with the archive) and
  * the active ones after them; or, for a remote-mode gateway, of the archive's sealed segments over
- * HTTP ({@link #SegmentCatalog(ArchiveHttp, BlockCache)}, no active ones). {@link #refresh()} rescans (a directory listing and
+ * HTTP ({@link #SegmentCatalog(ArchiveHttp, BlockCache, FeedActiveBlocks)}: no active files; the
+ * writer's active blocks come from the ingester's TCP feed when it is given). {@link #refresh()} rescans (a directory listing and
  * one header read per file, under the catalog's lock: call it off any event loop); a snapshot is
  * immutable and published through a volatile reference, so {@link #snapshot()} is lock-free and
  * readers holding one keep a consistent picture while a seal or rewrite happens.
@@ -30,6 +31,8 @@ public final class SegmentCatalog {
     /** Set in remote mode: the sealed segments come from the archive's HTTP, there are no active ones. */
     private final ArchiveHttp archive;
     private final BlockCache cache;
+    /** Remote mode with a TCP feed: the writer's active blocks; null otherwise. */
+    private final FeedActiveBlocks activeBlocks;
     private volatile long listedNanos;
     private final Map<Path, SealedSegment> open = new HashMap<>();
     private volatile Snapshot snapshot = new Snapshot(List.of(), List.of());
@@ -41,6 +44,7 @@ public final class SegmentCatalog {
         this.dir = dir;
         this.archive = null;
         this.cache = null;
+        this.activeBlocks = null;
     }
 
     /**
@@ -48,9 +52,24 @@ public final class SegmentCatalog {
      * fetched when read (the index bytes kept in {@code cache}).
      */
     public SegmentCatalog(ArchiveHttp archive, BlockCache cache) {
+        this(archive, cache, null);
+    }
+
+    /**
+     * A remote-mode catalog whose readers also reach the seqs past the archive's last sealed segment:
+     * the complete blocks of the writer's active segments from {@code active} (null: none, those seqs
+     * are served by no one).
+     */
+    public SegmentCatalog(ArchiveHttp archive, BlockCache cache, FeedActiveBlocks active) {
         this.dir = null;
         this.archive = archive;
         this.cache = cache;
+        this.activeBlocks = active;
+    }
+
+    /** Where a remote-mode reader finds the writer's active blocks, or null. */
+    public FeedActiveBlocks activeBlocks() {
+        return activeBlocks;
     }
 
     /** The archive a remote-mode catalog reads, or null for a segment directory. */
@@ -183,7 +202,7 @@ public final class SegmentCatalog {
     }
 
     /** The sealed header, or null for an active file (checksum 0). */
-    private static SegmentHeader readHeader(Path p) throws IOException {
+    static SegmentHeader readHeader(Path p) throws IOException {
         byte[] b = new byte[SegmentHeader.SIZE];
         try (var ch = java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.READ)) {
             java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(b);

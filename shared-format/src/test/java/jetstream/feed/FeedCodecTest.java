@@ -31,10 +31,14 @@ class FeedCodecTest {
                 new FeedFrame.CompactionDeadline(1_800_000_000_000_000L, 77, 1_790_000_000_000_000L, 3, 9),
                 new FeedFrame.ImportStatus("job-1", "running ✓", 1, 2, 3, 4), new FeedFrame.ImportStatus("", "", 0, 0, 0, 0),
                 new FeedFrame.Heartbeat(1, 2, 3), new FeedFrame.AuthChallenge(FeedAuth.nonce()),
-                new FeedFrame.Auth(FeedAuth.mac(new byte[16], new byte[32]))));
+                new FeedFrame.Auth(FeedAuth.mac(new byte[16], new byte[32])),
+                new FeedFrame.ReadActive(4097, 0, 1_780_000_000_000_000L, 4 << 20), new FeedFrame.ActiveEnd(4097, 5000)));
         for (int i = 0; i < 50; i++) {
             out.add(randomEvent(r, i + 1));
         }
+        byte[] block = new byte[3000];
+        r.nextBytes(block);
+        out.add(new FeedFrame.ActiveBlock(7, 256, 4097, 4200, 100, block));
         // last: its first 48 content bytes are a whole six-field frame, which the truncation tests' first 25 must not be
         out.add(new FeedFrame.BackfillProgress(10, 9, 8, 7, 6, 5, new FeedFrame.BackfillProgress.Hosts(100, 60, 3, 2)));
         return out;
@@ -83,7 +87,7 @@ class FeedCodecTest {
             assertEquals(f, roundTrip(FeedCodec.encode(f)));
         }
         types = (int) frames.stream().map(FeedFrame::type).distinct().count();
-        assertEquals(16, types, "every frame type is covered");
+        assertEquals(19, types, "every frame type is covered");
     }
 
     @Test
@@ -148,6 +152,13 @@ class FeedCodecTest {
         is[FeedCodec.LENGTH_PREFIX + 3] = (byte) 0xC3;
         is[FeedCodec.LENGTH_PREFIX + 4] = (byte) 0x28;
         assertReason("feed_bad_utf8", Arrays.copyOfRange(is, FeedCodec.LENGTH_PREFIX, is.length));
+        // an active block whose row count cannot fit its seq envelope
+        byte[] ab = FeedCodec.encode(new FeedFrame.ActiveBlock(1, 256, 10, 12, 3, new byte[] {1, 2}));
+        ab[FeedCodec.LENGTH_PREFIX + 1 + 4 * 8 + 7] = 4;
+        assertReason("feed_bad_value", Arrays.copyOfRange(ab, FeedCodec.LENGTH_PREFIX, ab.length));
+        byte[] ab2 = FeedCodec.encode(new FeedFrame.ActiveBlock(1, 256, 10, 12, 3, new byte[] {1, 2}));
+        ab2[FeedCodec.LENGTH_PREFIX + 1 + 3 * 8 + 7] = 9; // maxSeq 12 -> 9, below minSeq
+        assertReason("feed_bad_value", Arrays.copyOfRange(ab2, FeedCodec.LENGTH_PREFIX, ab2.length));
     }
 
     @Test

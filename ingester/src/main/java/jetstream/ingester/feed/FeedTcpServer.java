@@ -26,6 +26,8 @@ import jetstream.feed.FeedCodec;
 import jetstream.feed.FeedFrame;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.writer.ReadableLog;
+import jetstream.replay.ActiveBlockSource;
+import jetstream.segment.ZstdFrames;
 import org.jboss.logging.Logger;
 
 /**
@@ -54,6 +56,10 @@ public final class FeedTcpServer implements AutoCloseable {
     static final long LINGER_NANOS = 2_000_000L;
     /** Largest frame a reader may send: auth and subscribe are fixed and tiny. */
     static final int MAX_READER_FRAME = 64;
+    /** Most block frame bytes one {@code READ_ACTIVE} answer carries (beyond its last block), whatever was asked. */
+    static final long MAX_ACTIVE_ANSWER_BYTES = 8 << 20;
+    /** A {@code READ_ACTIVE} answer still being written after this long is cut (its reader stopped reading). */
+    private static final long ACTIVE_ANSWER_NANOS = 30_000_000_000L;
 
     /**
      * @param host bind address (empty = all interfaces); {@code port} 0 = ephemeral
@@ -85,17 +91,30 @@ public final class FeedTcpServer implements AutoCloseable {
 
     private final Config config;
     private final ReadableLog log;
+    private final ActiveBlockSource active;
     private final IngestMetrics metrics;
     private final ServerSocket server;
     private final Thread acceptor;
     private final Thread watchdog;
     private final Set<Reader> readers = ConcurrentHashMap.newKeySet();
     private final MeterRegistry registry;
+    /** {@code READ_ACTIVE} answers completed. */
+    private final Counter activeReads;
     private volatile boolean running = true;
 
     public FeedTcpServer(Config config, ReadableLog log, IngestMetrics metrics) throws IOException {
+        this(config, log, metrics, null);
+    }
+
+    /**
+     * @param active answers readers' {@code READ_ACTIVE} from the writer's active segment files; null
+     *     refuses it as a protocol error
+     */
+    public FeedTcpServer(Config config, ReadableLog log, IngestMetrics metrics, ActiveBlockSource active)
+            throws IOException {
         this.config = config;
         this.log = log;
+        this.active = active;
         this.metrics = metrics;
         this.registry = metrics.registry();
         this.server = config.tls() != null ? config.tls().getServerSocketFactory().createServerSocket() : new ServerSocket();
@@ -103,6 +122,7 @@ public final class FeedTcpServer implements AutoCloseable {
         server.bind(config.host().isEmpty() ? new InetSocketAddress(config.port())
                 : new InetSocketAddress(config.host(), config.port()), 128);
         Gauge.builder("jetstream_feed_tcp_readers", readers, Set::size).register(registry);
+        this.activeReads = Counter.builder("jetstream_feed_active_reads_total").register(registry);
         this.acceptor = new Thread(this::acceptLoop, "feed-tcp-accept");
         this.acceptor.setDaemon(true);
         this.watchdog = new Thread(this::watchLoop, "feed-tcp-watchdog");
@@ -168,9 +188,14 @@ public final class FeedTcpServer implements AutoCloseable {
         List<byte[]> none = new ArrayList<>(0);
         while (running) {
             LockSupport.parkNanos(WATCHDOG_MILLIS * 1_000_000L);
+            long now = System.nanoTime();
             for (Reader r : readers) {
                 if (r.subscribed && log.read(r.pos, 0, none, 0) < 0) {
                     r.slow();
+                }
+                long cut = r.answerDeadline;
+                if (cut != 0 && now - cut > 0) {
+                    closeQuietly(r.socket);
                 }
             }
         }
@@ -184,6 +209,8 @@ public final class FeedTcpServer implements AutoCloseable {
         volatile long pos;
         /** Set before the log is read for data to wait on, so an append after that read unparks it. */
         volatile boolean waiting;
+        /** When a {@code READ_ACTIVE} answer being written is cut; 0 when none is. */
+        volatile long answerDeadline;
 
         Reader(Socket socket) {
             this.socket = socket;
@@ -202,9 +229,11 @@ public final class FeedTcpServer implements AutoCloseable {
         @Override
         public void run() {
             try (socket) {
-                long fromSeq = handshake();
-                if (fromSeq >= 0) {
-                    serve(fromSeq);
+                FeedFrame request = handshake();
+                if (request instanceof FeedFrame.Subscribe sub) {
+                    serve(sub.fromSeq());
+                } else if (request instanceof FeedFrame.ReadActive read) {
+                    serveActive(read);
                 }
             } catch (IOException e) {
                 // the reader went away (or was disconnected): it resubscribes
@@ -213,8 +242,8 @@ public final class FeedTcpServer implements AutoCloseable {
             }
         }
 
-        /** The subscribe seq, or -1 after a refusal (counted). */
-        private long handshake() throws IOException {
+        /** The reader's request ({@code SUBSCRIBE} or {@code READ_ACTIVE}), or null after a refusal (counted). */
+        private FeedFrame handshake() throws IOException {
             socket.setSoTimeout((int) config.handshakeTimeout().toMillis());
             socket.setTcpNoDelay(true);
             try {
@@ -229,28 +258,30 @@ public final class FeedTcpServer implements AutoCloseable {
                 FeedFrame first = readFrame(in);
                 if (!(first instanceof FeedFrame.Auth a)) {
                     refused("no_secret");
-                    return -1;
+                    return null;
                 }
                 if (!FeedAuth.verify(config.secret(), nonce, a.mac())) {
                     refused("bad_secret");
-                    return -1;
+                    return null;
                 }
-                if (!(readFrame(in) instanceof FeedFrame.Subscribe sub)) {
+                FeedFrame request = readFrame(in);
+                if (!(request instanceof FeedFrame.Subscribe)
+                        && !(request instanceof FeedFrame.ReadActive && active != null)) {
                     refused("protocol");
-                    return -1;
+                    return null;
                 }
                 socket.setSoTimeout(0);
-                return sub.fromSeq();
+                return request;
             } catch (SocketTimeoutException e) {
                 refused("timeout");
-                return -1;
+                return null;
             } catch (DecodeException e) {
                 refused("oversize".equals(e.reason()) ? "oversize" : "protocol");
-                return -1;
+                return null;
             } catch (IOException e) {
                 // closed mid-handshake (or a failed TLS handshake): no secret was presented
                 refused("no_secret");
-                return -1;
+                return null;
             }
         }
 
@@ -269,6 +300,27 @@ public final class FeedTcpServer implements AutoCloseable {
                 throw new IOException("closed");
             }
             return FeedCodec.decode(body, 0, len);
+        }
+
+        /**
+         * Answers a {@code READ_ACTIVE}: the durable complete blocks from the active segment files, then
+         * {@code ACTIVE_END}, then the connection closes. Reads files only (never the writer's state beyond
+         * its watermark), one block in memory at a time.
+         */
+        private void serveActive(FeedFrame.ReadActive read) throws IOException {
+            answerDeadline = System.nanoTime() + ACTIVE_ANSWER_NANOS;
+            OutputStream out = new BufferedOutputStream(socket.getOutputStream(), 64 << 10);
+            long durable = log.durableSeq();
+            long activeFrom;
+            try (ZstdFrames zstd = new ZstdFrames()) {
+                activeFrom = active.read(read.fromSeq(), read.untilSeq(), read.fromTime(), durable,
+                        Math.min(read.maxBytes(), MAX_ACTIVE_ANSWER_BYTES), zstd,
+                        (segment, offset, minSeq, maxSeq, count, frame) -> out.write(
+                                FeedCodec.encodeActiveBlock(segment, offset, minSeq, maxSeq, count, frame)));
+            }
+            out.write(FeedCodec.encode(new FeedFrame.ActiveEnd(activeFrom, durable)));
+            out.flush();
+            activeReads.increment();
         }
 
         private void serve(long fromSeq) throws IOException {

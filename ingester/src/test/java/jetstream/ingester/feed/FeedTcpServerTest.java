@@ -25,6 +25,12 @@ import jetstream.feed.FeedTls;
 import jetstream.feed.Vacancy;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.writer.ReadableLog;
+import jetstream.replay.ActiveBlockSource;
+import jetstream.replay.BlockCache;
+import jetstream.replay.FeedActiveBlocks;
+import jetstream.segment.BlockView;
+import jetstream.segment.ZstdFrames;
+import jetstream.segment.io.SegmentWriter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -43,6 +49,8 @@ class FeedTcpServerTest {
     private FeedTcpServer tcp;
     private FeedServer unix;
     private ReadableLog log;
+    /** What the next {@link #open} answers READ_ACTIVE from; null refuses it. */
+    private ActiveBlockSource active;
 
     @AfterEach
     void close() throws Exception {
@@ -63,7 +71,7 @@ class FeedTcpServerTest {
         unix.start(e -> { });
         closing.add(unix);
         tcp = new FeedTcpServer(new FeedTcpServer.Config("127.0.0.1", 0, SECRET, tls, maxReaders, Duration.ofSeconds(5)),
-                log, metrics);
+                log, metrics, active);
         unix.alsoWake(tcp::wake);
         tcp.start(e -> { });
         closing.add(tcp);
@@ -303,5 +311,78 @@ class FeedTcpServerTest {
             await(() -> metrics.feedSlowReadersDisconnected.count() == 1);
             await(() -> tcp.readerCount() == 0);
         }
+    }
+
+    /** Seqs 1..20 sealed, 21..60 in the active file (blocks of 8). */
+    private void writeSegments() throws IOException {
+        try (SegmentWriter w = SegmentWriter.open(java.nio.file.Files.createDirectories(dir.resolve("segments")),
+                new SegmentWriter.Config(8, 1L << 30, Duration.ZERO))) {
+            for (long seq = 1; seq <= 60; seq++) {
+                if (seq == 21) {
+                    w.forceRotate();
+                }
+                byte[] did = ("did:plc:reader" + (seq % 7)).getBytes(StandardCharsets.UTF_8);
+                w.append(seq, seq * 10, 0, 1, did, "app.bsky.feed.post".getBytes(StandardCharsets.UTF_8),
+                        new byte[] {'k'}, new byte[] {'r'}, new byte[] {(byte) 0xa0});
+            }
+            w.flush();
+        }
+    }
+
+    /**
+     * A remote gateway's READ_ACTIVE: after the handshake the ingester answers the durable complete blocks
+     * of its active file from the asked seq, and where the archive's seqs end; nothing above the watermark.
+     */
+    @Test
+    void readActiveAnswersTheDurableActiveBlocksAfterTheHandshake() throws Exception {
+        writeSegments();
+        active = new ActiveBlockSource(dir.resolve("segments"));
+        open(1 << 20, null, 4);
+        log.advanceDurable(50);
+        FeedActiveBlocks blocks = new FeedActiveBlocks(remote(SECRET, null), Duration.ofSeconds(5), new BlockCache(1 << 20));
+        BlockView v = new BlockView();
+        try (ZstdFrames z = new ZstdFrames()) {
+            long seq = 21;
+            while (true) {
+                FeedActiveBlocks.Found f = blocks.find(seq, 0, z);
+                assertEquals(21, f.activeFrom(), "the seq after the last seal");
+                if (f.body() == null) {
+                    break;
+                }
+                v.decode(f.body(), 0, f.body().length);
+                assertTrue(v.seq(0) <= seq && v.seq(v.size() - 1) >= seq, "the block holding " + seq);
+                seq = v.seq(v.size() - 1) + 1;
+            }
+            assertTrue(seq > 40 && seq <= 51, "every durable block and none above the watermark: stopped at " + seq);
+        }
+        assertEquals(0, refused("bad_secret"));
+        assertTrue(blocks.requests() >= 1 && blocks.frameBytes() > 0);
+    }
+
+    @Test
+    void readActiveWithoutASourceIsRefusedAsProtocol() throws Exception {
+        writeSegments();
+        open(1 << 20, null, 4);
+        log.advanceDurable(60);
+        FeedActiveBlocks blocks = new FeedActiveBlocks(remote(SECRET, null), Duration.ofSeconds(5), new BlockCache(0));
+        try (ZstdFrames z = new ZstdFrames()) {
+            org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class, () -> blocks.find(21, 0, z));
+        }
+        await(() -> refused("protocol") == 1);
+    }
+
+    @Test
+    void readActiveWithAWrongSecretIsRefusedBeforeAnyBlock() throws Exception {
+        writeSegments();
+        active = new ActiveBlockSource(dir.resolve("segments"));
+        open(1 << 20, null, 4);
+        log.advanceDurable(60);
+        byte[] wrong = "another-secret-of-32-bytes-lengt".getBytes(StandardCharsets.UTF_8);
+        FeedActiveBlocks blocks = new FeedActiveBlocks(remote(wrong, null), Duration.ofSeconds(5), new BlockCache(1 << 20));
+        try (ZstdFrames z = new ZstdFrames()) {
+            org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class, () -> blocks.find(21, 0, z));
+        }
+        await(() -> refused("bad_secret") == 1);
+        assertEquals(0, blocks.frameBytes());
     }
 }
