@@ -33,7 +33,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 
 /**
- * The archive-server's read methods a remote gateway uses (facts §5.3–§5.6: listSegments, getSegment
+ * The archive-server's read methods a remote gateway uses (docs/http-api.md: listSegments, getSegment
  * with a single {@code Range} and {@code If-Match}, getBlock with its {@code "<checksum>:<block>"} ETag,
  * planSnapshot with the real planner) over a segment directory, on 127.0.0.1, reading the files afresh at every request (so a rewrite
  * on disk shows at once). Pages of {@link #pageSize} items exercise the listing's cursor. Faults: {@link #failing}

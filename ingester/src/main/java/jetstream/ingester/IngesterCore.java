@@ -241,7 +241,7 @@ public final class IngesterCore implements AutoCloseable {
                         }
                     }, metrics, onFatal);
             writer.log().control(new FeedFrame.Phase(phase, LifecyclePhase.NONE, enteredAt));
-            // compaction and timestamp-import passes rewrite sealed files one at a time (facts §10.8)
+            // compaction and timestamp-import passes rewrite sealed files one at a time (docs/lifecycle.md: Compaction)
             ReentrantLock rewriteLock = new ReentrantLock();
             Compactor compactor = new Compactor(s.dataDir(), store, SegmentIO.PRODUCTION, rewriteLock, s.compaction(),
                     writer::forceRotate, writer.log()::control, registry, onFatal);

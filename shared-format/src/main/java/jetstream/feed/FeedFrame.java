@@ -248,7 +248,7 @@ public sealed interface FeedFrame {
     }
 
     /**
-     * Compaction scheduling (spec §3.3). {@code deadline}: when the next pass may rewrite sealed
+     * Compaction scheduling (docs/lifecycle.md: Compaction). {@code deadline}: when the next pass may rewrite sealed
      * files, 0 = none scheduled (compaction disabled or not yet planned); while a pass runs it is that
      * pass's start, so readers computing a cache lifetime from it need no other field.
      * {@code runningSince}: start of the running pass, 0 when none runs. {@code watermarkSeq}:

@@ -25,8 +25,8 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 
 /**
- * The archive-server's XRPC read methods (facts §5.3–§5.5) as a remote-mode gateway uses them:
- * {@code listSegments} for the catalog, {@code getSegment} with {@code Range} for a segment's header
+ * The archive-server's XRPC read methods (docs/http-api.md: listSegments, getSegment, getBlock) as a
+ * remote-mode gateway uses them: {@code listSegments} for the catalog, {@code getSegment} with {@code Range} for a segment's header
  * and block index, {@code getBlock} for block frames. The base URL is the archive-server or a CDN in
  * front of it. Every request has a deadline (headers and body) and a byte cap; the answer's ETag names
  * the checksum it belongs to, so bytes of a rewritten segment (or a CDN's copy of the old one) are never
@@ -120,8 +120,8 @@ public final class ArchiveHttp {
     }
 
     /**
-     * planSnapshot's answer for the JSON {@code body} (facts §5.6), or null when the archive (or a CDN in
-     * front of it) answers anything but 200: a filter outside its limits, a method it does not pass on.
+     * planSnapshot's answer for the JSON {@code body} (docs/http-api.md: planSnapshot), or null when the archive (or a
+     * CDN in front of it) answers anything but 200: a filter outside its limits, a method it does not pass on.
      * The caller then reads without a plan; only an archive that cannot be reached at all is a failure.
      */
     public byte[] plan(byte[] body) {
