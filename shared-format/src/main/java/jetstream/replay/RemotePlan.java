@@ -18,7 +18,7 @@ import jetstream.segment.BlockIndex;
 
 /**
  * Block skipping for a filtered cold replay over the archive's HTTP, where the DID blooms and the
- * collection index stay on the archive: the subscription filter mapped onto planSnapshot's (facts §5.6)
+ * collection index stay on the archive: the subscription filter mapped onto planSnapshot's (docs/http-api.md: planSnapshot)
  * and the archive asked, once per segment a reader reaches, which of its blocks may hold a match. The
  * mapping is the local reader's candidate rule ({@code ColdReader.compute}): the subscriber's DIDs; and
  * unless commits are wanted without a collection constraint (or a v2 filter takes every kind, future ones
