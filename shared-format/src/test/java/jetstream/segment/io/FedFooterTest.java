@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import jetstream.segment.BlockBuilder;
+import jetstream.segment.CensusFiles;
 import jetstream.segment.Footer;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
@@ -54,6 +55,7 @@ class FedFooterTest {
                     sealed = SegmentSealer.seal(seg, zstd);
                 }
                 byte[] file = Files.readAllBytes(p);
+                assertNotNull(CensusFiles.census(file), "round " + round + ": both paths write the DID census");
                 long footerOffset = sealed.header().footerOffset();
                 assertArrayEquals(fromDisk.footerBytes(), Arrays.copyOfRange(file, (int) footerOffset, file.length),
                         "round " + round);
