@@ -26,6 +26,11 @@ public final class CensusFiles {
         }
         byte[] out = Arrays.copyOf(file, tail.censusAt() + census.length);
         System.arraycopy(census, 0, out, tail.censusAt(), census.length);
+        return resummed(out);
+    }
+
+    /** The image with its checksum recomputed over its current footer bytes. */
+    public static byte[] resummed(byte[] out) {
         SegmentHeader h = SegmentHeader.parseSealed(out, 0).withChecksum(0);
         int footerAt = (int) h.footerOffset();
         long checksum = SegmentHeader.computeChecksum(h.toBytes(), out, footerAt, out.length - footerAt);
@@ -33,7 +38,7 @@ public final class CensusFiles {
         return out;
     }
 
-    private static FooterTail tail(byte[] file) {
+    static FooterTail tail(byte[] file) {
         SegmentHeader h = SegmentHeader.parseSealed(file, 0);
         return FooterTail.find(ByteBuffer.wrap(file), (int) h.collectionIndexOffset(), file.length);
     }
