@@ -206,7 +206,7 @@ public final class DidCensus {
         return size;
     }
 
-    /** The segment bloom of these DIDs: bloom bits do not depend on the order of adds, so the bytes of adding the rows' DIDs. */
+    /** The segment bloom of these DIDs: its bits do not depend on the order of adds (the bytes of adding the rows'). */
     byte[] segmentBloom() {
         GloomFilter bloom = GloomFilter.create(size, FooterBuilder.SEGMENT_BLOOM_FP_RATE);
         for (int i = 0; i < size; i++) {

@@ -372,7 +372,8 @@ public final class FooterBuilder {
             segmentBloom = bloom.serialize();
             uniqueDids = segmentDids.size();
         }
-        BlockBloomRegion region = verbatimBlocks > 0 ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
+        BlockBloomRegion region = verbatimBlocks > 0
+                ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
                 : BlockBloomRegion.build(blockDids);
         byte[] hashes = didHashSection();
         byte[] censusSection = censusBytes();

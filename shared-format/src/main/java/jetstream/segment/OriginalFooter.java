@@ -7,9 +7,9 @@ import java.util.Map;
 
 /**
  * What a compaction rewrite knows about the blocks it copies without decoding them: the original
- * footer (per-block blooms, segment bloom, collection index, DID census) plus a tally of the rows dropped from
- * the decoded blocks. {@link FooterBuilder} uses it to prove that reused footer parts equal what a
- * rebuild from the surviving rows would give.
+ * footer (per-block blooms, segment bloom, collection index, DID census) plus a tally of the rows
+ * dropped from the decoded blocks. {@link FooterBuilder} uses it to prove that reused footer parts
+ * equal what a rebuild from the surviving rows would give.
  */
 final class OriginalFooter {
     private final SegmentHeader header;
@@ -40,8 +40,8 @@ final class OriginalFooter {
         collections = CollectionIndex.parse(footer, collAt, footer.length - collAt, zstd, header.blockCount());
         firstBlock = collections.firstBlocks();
         FooterTail tail = FooterTail.locate(footer, collAt, footer.length - collAt);
-        didHashSection = tail == null || tail.didHashAt() < 0 ? null
-                : Arrays.copyOfRange(footer, collAt + tail.didHashAt(), collAt + tail.didHashAt() + tail.didHashLength());
+        int hashAt = tail == null || tail.didHashAt() < 0 ? -1 : collAt + tail.didHashAt();
+        didHashSection = hashAt < 0 ? null : Arrays.copyOfRange(footer, hashAt, hashAt + tail.didHashLength());
         census = tail == null || tail.censusAt() < 0 ? null
                 : DidCensus.parse(footer, collAt + tail.censusAt(), tail.censusLength());
         if (census != null && census.size() != header.uniqueDidCount()) {
