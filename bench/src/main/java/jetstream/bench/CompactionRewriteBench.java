@@ -1,12 +1,16 @@
 package jetstream.bench;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.function.IntPredicate;
+import jetstream.segment.FooterTail;
+import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.SegmentVerifier;
 import jetstream.segment.ZstdFrames;
@@ -25,13 +29,16 @@ import jetstream.segment.io.SegmentWriter;
  *       each has rows in many blocks and none leaves the segment) dropped in every 20th block (5 % of blocks); the other
  *       blocks are ruled out by the caller (as the compactor's footer narrowing does) and copied unread;
  *   <li>typical pass where DIDs leave: every 20th create of any account in those blocks, so some
- *       accounts lose their only rows and the segment bloom must be rebuilt from every DID (every
- *       block's DIDs are read; frames are still copied, not re-encoded).
+ *       accounts lose their only rows and the segment bloom must be rebuilt from every DID (the DID
+ *       census says which DIDs left and holds the probes of the rest: no unread block is read);
+ *   <li>the same pass over the segment without its DID census (an older or Go-written file, and the
+ *       code before the census): every unread block's DID column is read.
  * </ul>
  * Rewrites include the original's checksum check, tmp write, fsync, rename and directory fsync.
  * Prints {@code RESULT compaction_worst_ms} (ratio = worst / floor, target ≤ 2),
- * {@code RESULT compaction_typical_ms} and {@code RESULT compaction_typical_leaving_ms} (ratio =
- * worst / that pass, target ≥ 10). Args: target MiB (default 64), runs (3).
+ * {@code RESULT compaction_typical_ms}, {@code RESULT compaction_typical_leaving_ms} and
+ * {@code RESULT compaction_typical_leaving_nocensus_ms} (ratio = worst / that pass, target ≥ 10).
+ * Args: target MiB (default 64), runs (3).
  */
 public final class CompactionRewriteBench {
     private static final String[] WORDS = ("the a to of and in is it you that for on was with this my be at have "
@@ -49,6 +56,10 @@ public final class CompactionRewriteBench {
         int blocks = r.blockCount();
         System.out.printf("segment: %.1f MiB, %d blocks, %d rows, %d distinct DIDs%n", size / 1048576.0, blocks,
                 r.header().eventCount(), r.header().uniqueDidCount());
+        Path noCensus = dir.resolve("no-census.jss");
+        long censusBytes = withoutCensus(original, noCensus);
+        System.out.printf("DID census: %d bytes, %.1f per distinct DID, %.2f %% of the file%n", censusBytes,
+                (double) censusBytes / r.header().uniqueDidCount(), 100.0 * censusBytes / size);
         Path copy = dir.resolve("seg_0000000001.jss");
         for (int run = 0; run < runs; run++) {
             java.lang.management.ThreadMXBean cpuClock = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -64,12 +75,12 @@ public final class CompactionRewriteBench {
             }
             double floorMs = (System.nanoTime() - t0) / 1e6;
             double floorCpuMs = (cpuClock.getCurrentThreadCpuTime() - c0) / 1e6;
-            String[] names = {"worst", "typical", "typical_leaving"};
-            SegmentRewriter.Result[] res = new SegmentRewriter.Result[3];
-            double[] ms = new double[3];
-            double[] cpuMs = new double[3];
-            for (int mode = 0; mode < 3; mode++) {
-                Files.copy(original, copy, StandardCopyOption.REPLACE_EXISTING);
+            String[] names = {"worst", "typical", "typical_leaving", "typical_leaving_nocensus"};
+            SegmentRewriter.Result[] res = new SegmentRewriter.Result[4];
+            double[] ms = new double[4];
+            double[] cpuMs = new double[4];
+            for (int mode = 0; mode < 4; mode++) {
+                Files.copy(mode == 3 ? noCensus : original, copy, StandardCopyOption.REPLACE_EXISTING);
                 IntPredicate dropsIn = mode == 0 ? b -> true : b -> b % TYPICAL_EVERY == TYPICAL_EVERY / 2;
                 boolean headOnly = mode == 1;
                 long c1 = cpuClock.getCurrentThreadCpuTime();
@@ -85,7 +96,7 @@ public final class CompactionRewriteBench {
                 }
             }
             StringBuilder line = new StringBuilder(String.format("run %d: floor %.0f ms (CPU %.0f ms)", run, floorMs, floorCpuMs));
-            for (int mode = 0; mode < 3; mode++) {
+            for (int mode = 0; mode < 4; mode++) {
                 line.append(String.format("; %s %.0f ms (CPU %.0f ms; %d rows dropped, %d/%d blocks re-encoded, %d decoded)",
                         names[mode], ms[mode], cpuMs[mode], res[mode].rowsChanged(), res[mode].blocksReencoded(), blocks,
                         res[mode].blocksDecoded()));
@@ -97,11 +108,33 @@ public final class CompactionRewriteBench {
                     ms[0] / ms[1]);
             System.out.printf("RESULT compaction_typical_leaving_ms value=%.0f floor=%.0f ratio=%.2f%n", ms[2], ms[0],
                     ms[0] / ms[2]);
+            System.out.printf("RESULT compaction_typical_leaving_nocensus_ms value=%.0f floor=%.0f ratio=%.2f%n", ms[3],
+                    ms[0], ms[0] / ms[3]);
             // thread CPU time: on a loaded box the wall times above are mostly waiting for a core
             System.out.printf("RESULT compaction_cpu_ms floor=%.0f worst=%.0f typical=%.0f typical_leaving=%.0f "
-                    + "worst/floor=%.2f worst/typical=%.2f worst/typical_leaving=%.2f%n", floorCpuMs, cpuMs[0], cpuMs[1],
-                    cpuMs[2], cpuMs[0] / floorCpuMs, cpuMs[0] / cpuMs[1], cpuMs[0] / cpuMs[2]);
+                    + "typical_leaving_nocensus=%.0f worst/floor=%.2f worst/typical=%.2f worst/typical_leaving=%.2f "
+                    + "worst/typical_leaving_nocensus=%.2f%n", floorCpuMs, cpuMs[0], cpuMs[1], cpuMs[2], cpuMs[3],
+                    cpuMs[0] / floorCpuMs, cpuMs[0] / cpuMs[1], cpuMs[0] / cpuMs[2], cpuMs[0] / cpuMs[3]);
         }
+    }
+
+    /**
+     * Writes {@code from} without its DID census to {@code to} (the census cut from the end of the
+     * footer, the checksum recomputed) and returns the census bytes.
+     */
+    private static long withoutCensus(Path from, Path to) throws Exception {
+        byte[] file = Files.readAllBytes(from);
+        SegmentHeader h = SegmentHeader.parseSealed(file, 0).withChecksum(0);
+        FooterTail tail = FooterTail.find(ByteBuffer.wrap(file), (int) h.collectionIndexOffset(), file.length);
+        if (tail.censusAt() < 0) {
+            throw new IllegalStateException("the seal wrote no DID census");
+        }
+        byte[] cut = Arrays.copyOf(file, tail.censusAt());
+        int footerAt = (int) h.footerOffset();
+        long checksum = SegmentHeader.computeChecksum(h.toBytes(), cut, footerAt, cut.length - footerAt);
+        System.arraycopy(h.withChecksum(checksum).toBytes(), 0, cut, 0, SegmentHeader.SIZE);
+        Files.write(to, cut);
+        return tail.censusLength();
     }
 
     private static Path build(Path dir, long bytes) throws Exception {

@@ -31,6 +31,7 @@ import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.BlockView;
 import jetstream.segment.Footer;
 import jetstream.segment.FooterBuilder;
+import jetstream.segment.FooterTail;
 import jetstream.segment.GloomFilter;
 import jetstream.segment.SegmentHeader;
 import jetstream.segment.ZstdFrames;
@@ -142,7 +143,12 @@ public final class ManifestScaleBench {
                     h.footerOffset(), h.didBloomOffset(), h.blockDidBloomOffset(), h.collectionIndexOffset(),
                     h.blockIndexOffset());
             int tailAt = (int) (h.didBloomOffset() - h.footerOffset());
-            byte[] tail = Arrays.copyOfRange(t.footerBytes(), tailAt, fb.limit());
+            // without the DID census: no manifest load reads it, and at 13 bytes per distinct DID it would
+            // be most of this archive's bytes (its blocks are placeholders)
+            int collAt = (int) (h.collectionIndexOffset() - h.footerOffset());
+            FooterTail sections = FooterTail.locate(t.footerBytes(), collAt, fb.limit() - collAt);
+            int end = sections == null || sections.censusAt() < 0 ? fb.limit() : collAt + sections.censusAt();
+            byte[] tail = Arrays.copyOfRange(t.footerBytes(), tailAt, end);
             Footer f = FooterBuilder.patchBlockIndex(shifted, entries, tail, h.footerOffset());
             Path p = dir.resolve(SegmentName.format(s));
             try (OutputStream o = Files.newOutputStream(p)) {

@@ -43,8 +43,10 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 /**
  * A full 256 MiB segment through the production writer: {@link #writeAndSeal} appends realistic rows
  * (4096 per block, zstd level 3, one fsync per block) until the size rotation seals the file;
- * {@link #sealOnly} seals a <em>resumed</em> active file (re-read and decode every frame from disk,
- * build the footer, two writes, two fsyncs: the path after a restart); {@link #sealFed} seals the file
+ * {@link #sealOnly} seals a <em>resumed</em> active file (the path after a restart: the resume, untimed,
+ * decoded every frame and, since [P3], fed the footer builder with them, so the seal no longer re-reads
+ * the file; before, it re-read and decoded every frame); {@link #resumeAndSeal} times both steps of that
+ * path; {@link #sealFed} seals the file
  * its writer has just written, from the footer the writer fed block by block (the production path:
  * only the footer's assembly, two writes and two fsyncs are timed); {@link #floorWriteFsync} writes
  * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file — and
@@ -301,6 +303,14 @@ public class SealBench {
         return SegmentSealer.seal(active.segment, active.zstd).fileSize();
     }
 
+    /** The whole restart path: resume a fresh copy of the active image (walk, decode every frame), then seal it. */
+    @Benchmark
+    public long resumeAndSeal(FooterFloor copy) {
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            return SegmentSealer.seal(ActiveSegment.resume(SegmentIO.PRODUCTION, copy.file, zstd), zstd).fileSize();
+        }
+    }
+
     @Benchmark
     public long floorWriteFsync() throws IOException {
         Path f = freshDir().resolve("floor.jss");
@@ -338,7 +348,7 @@ public class SealBench {
         }
     }
 
-    /** A fresh, fsynced copy of the active image for each {@link #floorFooterFsync} call (untimed). */
+    /** A fresh, fsynced copy of the active image for each {@link #floorFooterFsync} and {@link #resumeAndSeal} call (untimed). */
     @State(Scope.Benchmark)
     public static class FooterFloor {
         Path file;
@@ -381,7 +391,7 @@ public class SealBench {
         }
         Double floor = ms.get("floorWriteFsync");
         for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"sealFed", "seal_fed_256mib_ms"},
-                {"writeAndSeal", "write_seal_256mib_ms"}}) {
+                {"resumeAndSeal", "resume_seal_256mib_ms"}, {"writeAndSeal", "write_seal_256mib_ms"}}) {
             Double v = ms.get(m[0]);
             if (v != null && floor != null) {
                 System.out.printf("RESULT %s value=%.0f floor=%.0f ratio=%.2f%n", m[1], v, floor, v / floor);

@@ -144,7 +144,7 @@ public final class SegmentSummary {
                 }
             }
         }
-        ByteBuffer didHashes = sectionAt < 0 ? null : f.slice(sectionAt, f.limit() - sectionAt);
+        ByteBuffer didHashes = sectionAt < 0 ? null : DidHashSection.slice(f, sectionAt);
         return new SegmentSummary(name, index, h, f.limit(), mtimeMillis, blocks, indexBytes, blooms, names, masks,
                 didHashes);
     }

@@ -255,9 +255,9 @@ public final class CollectionIndex {
             throw invalid("collection index body of " + size + " bytes");
         }
         byte[] body;
-        // Our seal may append a DID-hash section (a skippable frame) after the frame.
-        int section = DidHashSection.locate(src, off, len);
-        int frameLen = (section < 0 ? len : section) - HEADER_SIZE;
+        // Our seal may append skippable frames (DID-hash section, DID census) after the frame.
+        FooterTail tail = FooterTail.locate(src, off, len);
+        int frameLen = (tail == null ? len : tail.frameEnd()) - HEADER_SIZE;
         try {
             long declared = ZstdFrames.declaredContentSize(src, off + HEADER_SIZE, frameLen);
             if (declared >= 0 && declared != size) {
@@ -312,13 +312,14 @@ public final class CollectionIndex {
             }
         }
         CollectionIndex parsed = new CollectionIndex(names, counts, (int) blocks, masks);
-        parsed.didHashSectionAt = section;
+        parsed.didHashSectionAt = tail == null ? -1 : tail.didHashAt();
         return parsed;
     }
 
     /**
      * Where the DID-hash section ({@link DidHashSection}) follows the frame, relative to the start of
-     * the bytes this index was parsed from (its section runs to their end); -1 when there is none.
+     * the bytes this index was parsed from (its frame head holds its length; a DID census may follow
+     * it); -1 when there is none.
      */
     public int didHashSectionAt() {
         return didHashSectionAt;

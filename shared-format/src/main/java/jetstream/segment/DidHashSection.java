@@ -1,7 +1,5 @@
 package jetstream.segment;
 
-import com.github.luben.zstd.Zstd;
-import com.github.luben.zstd.ZstdException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -11,9 +9,9 @@ import java.util.zip.CRC32C;
  * The segment's DID-hash list (docs/segment-format.md, "DID-hash section"): the sorted distinct
  * 32-bit hashes of every DID of the segment, so a reader can build filters of any geometry over
  * many segments (the archive-server's group filters, docs/decisions.md). Stored after the
- * collection-index frame as a zstd <em>skippable frame</em>, which every zstd decoder steps over, so
- * the collection index still decodes exactly for a reader that does not know it. Optional: Go-written
- * files have none, and a reader then uses the segment bloom alone.
+ * collection-index frame as a zstd <em>skippable frame</em> ({@link FooterTail}), which every zstd
+ * decoder steps over, so the collection index still decodes exactly for a reader that does not know
+ * it. Optional: Go-written files have none, and a reader then uses the segment bloom alone.
  *
  * <p>Layout (little-endian): skippable magic {@code 0x184D2A5A} u32, frame size u32 (bytes after these
  * 8), magic {@code jdh1} u32, count u32, count u32 hashes ascending (signed) and distinct, CRC32C u32 of the
@@ -30,7 +28,12 @@ public final class DidHashSection {
 
     /** The 32-bit DID hash of a gloom probe: the high half of its block-selecting hash. */
     public static int hash(GloomFilter.Probe p) {
-        return (int) (p.hi() >>> 32);
+        return hash(p.hi());
+    }
+
+    /** As {@link #hash(GloomFilter.Probe)} from the probe's {@code hi} word. */
+    static int hash(long hi) {
+        return (int) (hi >>> 32);
     }
 
     /** Serializes these hashes (any order, duplicates allowed) as a section. */
@@ -53,55 +56,13 @@ public final class DidHashSection {
     }
 
     /**
-     * Where the section starts within the collection-index bytes {@code src[off, off+len)} (16-byte
-     * head, zstd frame, then possibly the section), relative to {@code off}; -1 when there is none
-     * (the frame is then checked as the only content).
+     * The section starting at {@code at} in {@code file}, as long as its frame head says (a DID
+     * census may follow it), bounded by the buffer; check it with {@link #isFramed}.
      */
-    public static int locate(byte[] src, int off, int len) {
-        int frameAt = CollectionIndex.HEADER_SIZE;
-        if (len <= frameAt) {
-            return -1;
-        }
-        long frame;
-        try {
-            frame = Zstd.findFrameCompressedSize(src, off + frameAt, len - frameAt);
-        } catch (ZstdException e) {
-            return -1;
-        }
-        if (Zstd.isError(frame) || frame <= 0 || frame >= len - frameAt) {
-            return -1;
-        }
-        int at = frameAt + (int) frame;
-        return isFramed(ByteBuffer.wrap(src, off + at, len - at).slice()) ? at : -1;
-    }
-
-    /**
-     * Where the collection-index bytes end in {@code file} (collection index at {@code collAt}, file
-     * of {@code size} bytes): before a framed section when there is one, else at {@code size}. Reads
-     * only a prefix of growing length until the frame is complete, so a loader does not copy the
-     * section (megabytes per segment) to find the index (kilobytes).
-     */
-    public static int collectionIndexEnd(ByteBuffer file, int collAt, int size) {
-        int frameAt = collAt + CollectionIndex.HEADER_SIZE;
-        int avail = size - frameAt;
-        for (int len = Math.min(avail, 1 << 16); len > 0; len = Math.min(avail, len * 4)) {
-            byte[] prefix = new byte[len];
-            file.get(frameAt, prefix, 0, len);
-            long frame;
-            try {
-                frame = Zstd.findFrameCompressedSize(prefix, 0, len);
-            } catch (ZstdException e) {
-                frame = -1;
-            }
-            if (!Zstd.isError(frame) && frame > 0) {
-                int end = frameAt + (int) frame;
-                return end < size && isFramed(file.slice(end, size - end)) ? end : size;
-            }
-            if (len == avail) {
-                return size;
-            }
-        }
-        return size;
+    public static ByteBuffer slice(ByteBuffer file, int at) {
+        ByteBuffer f = file.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        long len = f.limit() - at < 8 ? f.limit() - at : 8 + (f.getInt(at + 4) & 0xFFFFFFFFL);
+        return f.slice(at, (int) Math.min(len, f.limit() - at));
     }
 
     /** Whether {@code s} (exactly the section's bytes) frames a section: magics and sizes agree. */

@@ -13,6 +13,8 @@ import java.util.Arrays;
 final class DidSet {
     private byte[][] keys = new byte[16][];
     private GloomFilter.Probe[] probes = new GloomFilter.Probe[16];
+    /** One int per key for the caller: a row count, or an index into another set. */
+    private int[] values = new int[16];
     /** Two longs per slot: the key's probe hi word, then its index into keys + 1 (0 = empty); load ≤ 1/2. */
     private long[] slots = new long[64];
     private int size;
@@ -29,6 +31,20 @@ final class DidSet {
         return keys[i];
     }
 
+    /** Key {@code i}'s value (0 until set). */
+    int value(int i) {
+        return values[i];
+    }
+
+    void setValue(int i, int v) {
+        values[i] = v;
+    }
+
+    /** Adds one to key {@code i}'s value (a row count; read as unsigned 32-bit). */
+    void increment(int i) {
+        values[i]++;
+    }
+
     /** The probes of every key, in insertion order. */
     GloomFilter.Probe[] probes() {
         return Arrays.copyOf(probes, size);
@@ -38,6 +54,7 @@ final class DidSet {
     void clear() {
         Arrays.fill(keys, 0, size, null);
         Arrays.fill(probes, 0, size, null);
+        Arrays.fill(values, 0, size, 0);
         Arrays.fill(slots, 0);
         size = 0;
     }
@@ -56,13 +73,24 @@ final class DidSet {
 
     /** Adds a copy of {@code buf[off, off+len)} when absent (the bytes are copied only then); true when added. */
     boolean addCopy(byte[] buf, int off, int len, GloomFilter.Probe p) {
+        int before = size;
+        return put(buf, off, len, p) == before;
+    }
+
+    /**
+     * The index of {@code buf[off, off+len)}, adding a copy of it when absent (then the index is the
+     * previous {@link #size()}).
+     */
+    int put(byte[] buf, int off, int len, GloomFilter.Probe p) {
         int s = find(buf, off, len, p.hi());
-        if (slots[s + 1] != 0) {
-            return false;
+        long e = slots[s + 1];
+        if (e != 0) {
+            return (int) e - 1;
         }
         if (size == keys.length) {
             keys = Arrays.copyOf(keys, size * 2);
             probes = Arrays.copyOf(probes, size * 2);
+            values = Arrays.copyOf(values, size * 2);
             rehash(size * 8);
             s = find(buf, off, len, p.hi());
         }
@@ -71,7 +99,7 @@ final class DidSet {
         size++;
         slots[s] = p.hi();
         slots[s + 1] = size;
-        return true;
+        return size - 1;
     }
 
     /** The slot (even index) holding the key, or the empty slot where it would go. */

@@ -9,9 +9,9 @@ import java.util.function.LongPredicate;
  * Derives every footer field and the finalized header from the blocks of a segment, exactly as the
  * seal does (docs/segment-format.md): feed each block's placement and decoded rows in file order, then
  * {@link #build}. The sections are laid out contiguously: block index, segment DID bloom, per-block
- * bloom region, collection index, DID-hash section ({@link DidHashSection}). For compaction rewrites, {@link #addBlock(long, long, BlockView,
- * BlockIndexEntry)} keeps a block's original bounds and {@link #keepHeaderBounds} the header's
- * (docs/segment-format.md). Not thread-safe; one builder per footer.
+ * bloom region, collection index, DID-hash section ({@link DidHashSection}), DID census
+ * ({@link DidCensus}). For compaction rewrites, {@link #addBlock(long, long, BlockView, BlockIndexEntry)}
+ * keeps a block's original bounds and {@link #keepHeaderBounds} the header's. Not thread-safe.
  */
 public final class FooterBuilder {
     /** False-positive rate of the segment-level DID bloom. */
@@ -42,6 +42,10 @@ public final class FooterBuilder {
      * bloom is rebuilt and the per-block blooms of unread blocks copied.
      */
     private boolean segmentDidsComplete;
+    /** Rewrite mode, original with a census: that census minus the dropped rows. */
+    private DidCensus census;
+    /** {@link #census} is the segment's DID set (some DIDs left, blocks stay unread). */
+    private boolean censusIsSegmentSet;
     /** An unread block's DIDs into the segment set only (its per-block bloom is copied). */
     private final BlockDidColumn.Sink toSegment = (buf, off, len) ->
             segmentDids.addCopy(buf, off, len, GloomFilter.Probe.of(buf, off, len));
@@ -233,6 +237,10 @@ public final class FooterBuilder {
     }
 
     private void resolveVerbatim(BlockLoader originals) {
+        if (original.census() != null) {
+            resolveByCensus(originals);
+            return;
+        }
         boolean gone = false;
         DidSet dropped = original.droppedDids();
         // Unread blocks whose DIDs are in the segment set already: only their DID column was read (a
@@ -250,18 +258,8 @@ public final class FooterBuilder {
             // a DID left the segment: the segment bloom must be rebuilt from every DID
             gone = segmentDids.indexOf(did, 0, did.length, p) < 0;
         }
-        int capacity = 1;
-        for (int b = 0; b < blockDids.size(); b++) {
-            GloomFilter.Probe[] dids = blockDids.get(b);
-            capacity = (int) Math.max(capacity, dids != null ? dids.length : original.blooms().bloom(b).count());
-        }
-        boolean resized = !GloomFilter.optimalParams(capacity, BlockBloomRegion.FP_RATE).equals(original.bloomParams());
-        if (resized || !original.hasSegmentBloom()) {
-            for (int b = 0; b < blockDids.size(); b++) {
-                if (blockDids.get(b) == null) {
-                    materialize(b, originals);
-                }
-            }
+        if (needsEveryBlock()) {
+            materializeAll(originals);
         } else if (gone) {
             // Only the segment bloom and count need every DID: an unread block keeps its DIDs and the
             // bloom dimensions, so its per-block bloom is copied and its DIDs go to the segment set only.
@@ -273,6 +271,42 @@ public final class FooterBuilder {
             segmentDidsComplete = true;
         }
         original.fixCounts(collections);
+    }
+
+    /**
+     * With the original's census no unread block is read for the segment's DIDs: the census minus
+     * the dropped rows says which DIDs left and holds the probes of those that stay.
+     */
+    private void resolveByCensus(BlockLoader originals) {
+        census = original.census().minus(original.droppedDids());
+        if (needsEveryBlock()) {
+            materializeAll(originals);
+        } else if (census.size() < original.census().size()) {
+            censusIsSegmentSet = true;
+        }
+        original.fixCounts(collections);
+    }
+
+    /**
+     * Whether every unread block must be decoded for its per-block bloom: the right-sized bloom
+     * dimensions changed, or the original has no segment bloom to reuse.
+     */
+    private boolean needsEveryBlock() {
+        int capacity = 1;
+        for (int b = 0; b < blockDids.size(); b++) {
+            GloomFilter.Probe[] dids = blockDids.get(b);
+            capacity = (int) Math.max(capacity, dids != null ? dids.length : original.blooms().bloom(b).count());
+        }
+        return !GloomFilter.optimalParams(capacity, BlockBloomRegion.FP_RATE).equals(original.bloomParams())
+                || !original.hasSegmentBloom();
+    }
+
+    private void materializeAll(BlockLoader originals) {
+        for (int b = 0; b < blockDids.size(); b++) {
+            if (blockDids.get(b) == null) {
+                materialize(b, originals);
+            }
+        }
     }
 
     /** Replaces an unread block's placeholder with its DIDs. */
@@ -290,16 +324,20 @@ public final class FooterBuilder {
         return seen.probes();
     }
 
-    /** Row {@code i}'s DID (if any) into the block's and the segment's sets, hashed once. */
+    /** Row {@code i}'s DID into the block's set (value: index in the segment set) and the segment's (value: rows). */
     private void addDid(BlockView block, int i, DidSet seen) {
         int dl = block.didLength(i);
         if (dl > 0) {
             byte[] buf = block.buffer();
             int dOff = block.didOffset(i);
             GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
-            if (seen.addCopy(buf, dOff, dl, probe)) {
-                segmentDids.add(seen.key(seen.size() - 1), probe);
+            int n = seen.size();
+            int at = seen.put(buf, dOff, dl, probe);
+            if (at == n) {
+                byte[] key = seen.key(at);
+                seen.setValue(at, segmentDids.put(key, 0, key.length, probe));
             }
+            segmentDids.increment(seen.value(at));
         }
     }
 
@@ -319,8 +357,10 @@ public final class FooterBuilder {
         BlockIndex.parse(indexBytes, 0, indexBytes.length, entries.size(), footerOffset);
         byte[] segmentBloom;
         long uniqueDids;
-        BlockBloomRegion region;
-        if (verbatimBlocks > 0 && !segmentDidsComplete) {
+        if (censusIsSegmentSet) {
+            segmentBloom = census.segmentBloom();
+            uniqueDids = census.size();
+        } else if (verbatimBlocks > 0 && !segmentDidsComplete) {
             // every DID is still in the segment and the per-block sizing is unchanged (resolveVerbatim)
             segmentBloom = original.segmentBloomBytes();
             uniqueDids = original.header().uniqueDidCount();
@@ -332,18 +372,22 @@ public final class FooterBuilder {
             segmentBloom = bloom.serialize();
             uniqueDids = segmentDids.size();
         }
-        region = verbatimBlocks > 0 ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
+        BlockBloomRegion region = verbatimBlocks > 0
+                ? BlockBloomRegion.build(blockDids, original.bloomParams(), original.blooms())
                 : BlockBloomRegion.build(blockDids);
-        byte[] didHashes = didHashSection();
+        byte[] hashes = didHashSection();
+        byte[] censusSection = censusBytes();
+        byte[] tail = Arrays.copyOf(hashes, hashes.length + censusSection.length);
+        System.arraycopy(censusSection, 0, tail, hashes.length, censusSection.length);
         CollectionIndex collectionIndex = collections.build();
         Footer footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(zstd),
-                didHashes);
+                tail);
         if (accept.test(footer.header().checksum())) {
             return footer;
         }
         try (ZstdFrames plain = new ZstdFrames(zstd.level(), false)) {
             footer = assemble(footerOffset, index, segmentBloom, uniqueDids, region, collectionIndex.serialize(plain),
-                    didHashes);
+                    tail);
         }
         if (footer.header().checksum() == 0) {
             throw new SegmentException(SegmentException.Type.INVALID_FOOTER, "segment checksum is 0 twice");
@@ -360,6 +404,9 @@ public final class FooterBuilder {
         if (original != null && original.didHashSection() == null) {
             return new byte[0];
         }
+        if (censusIsSegmentSet) {
+            return census.didHashSection();
+        }
         if (verbatimBlocks > 0 && !segmentDidsComplete) {
             return original.didHashSection();
         }
@@ -370,10 +417,23 @@ public final class FooterBuilder {
         return DidHashSection.serialize(hashes, hashes.length);
     }
 
+    /**
+     * The DID census: a seal writes one (none when two DIDs share a probe); a rewrite keeps the
+     * original's presence, counting the surviving rows when every block was decoded and otherwise
+     * taking the original's minus the dropped rows (the same entries).
+     */
+    private byte[] censusBytes() {
+        if (original != null && original.census() == null) {
+            return new byte[0];
+        }
+        DidCensus c = verbatimBlocks > 0 ? census : DidCensus.of(segmentDids);
+        return c == null ? new byte[0] : c.serialize();
+    }
+
     private Footer assemble(long footerOffset, BlockIndex index, byte[] segmentBloom, long uniqueDids,
-                            BlockBloomRegion region, byte[] collectionIndex, byte[] didHashes) {
+                            BlockBloomRegion region, byte[] collectionIndex, byte[] tail) {
         int size = index.serializedSize() + segmentBloom.length + region.serializedSize()
-                + collectionIndex.length + didHashes.length;
+                + collectionIndex.length + tail.length;
         byte[] footer = new byte[size];
         int p = index.writeTo(footer, 0);
         long didBloomOffset = footerOffset + p;
@@ -383,7 +443,7 @@ public final class FooterBuilder {
         p += region.writeTo(footer, p);
         long collectionOffset = footerOffset + p;
         System.arraycopy(collectionIndex, 0, footer, p, collectionIndex.length);
-        System.arraycopy(didHashes, 0, footer, p + collectionIndex.length, didHashes.length);
+        System.arraycopy(tail, 0, footer, p + collectionIndex.length, tail.length);
         boolean keep = keptBounds != null;
         SegmentHeader h = new SegmentHeader(0, SegmentHeader.VERSION, entries.size(), events, uniqueDids,
                 keep ? keptBounds.minSeq() : anyRow ? minSeq : 0,
@@ -401,8 +461,8 @@ public final class FooterBuilder {
     }
 
     /**
-     * The timestamp-import patch (docs/segment-format.md): blocks moved but the footer tail after the block
-     * index (segment bloom, per-block blooms, collection index) is copied byte for byte from the
+     * The timestamp-import patch (docs/segment-format.md): blocks moved but the footer after the block
+     * index (blooms, collection index, DID-hash section, DID census) is copied byte for byte from the
      * original; offsets and the checksum are recomputed, everything else is kept.
      *
      * @param original the original file's header

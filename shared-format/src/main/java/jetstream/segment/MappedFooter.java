@@ -34,10 +34,10 @@ public record MappedFooter(SegmentHeader header, BlockIndex blockIndex, Collecti
         f.get((int) h.blockIndexOffset(), ib, 0, indexLen);
         BlockIndex index = BlockIndex.parse(ib, 0, indexLen, (int) h.blockCount(), h.footerOffset());
         int collAt = (int) h.collectionIndexOffset();
-        int collEnd = DidHashSection.collectionIndexEnd(f, collAt, (int) size);
-        byte[] cb = new byte[collEnd - collAt];
+        FooterTail tail = FooterTail.find(f, collAt, (int) size);
+        byte[] cb = new byte[tail.frameEnd() - collAt];
         f.get(collAt, cb, 0, cb.length);
         CollectionIndex coll = CollectionIndex.parse(cb, 0, cb.length, zstd, h.blockCount());
-        return new MappedFooter(h, index, coll, collEnd < size ? collEnd : -1);
+        return new MappedFooter(h, index, coll, tail.didHashAt());
     }
 }

@@ -7,9 +7,9 @@ import java.util.Map;
 
 /**
  * What a compaction rewrite knows about the blocks it copies without decoding them: the original
- * footer (per-block blooms, segment bloom, collection index) plus a tally of the rows dropped from
- * the decoded blocks. {@link FooterBuilder} uses it to prove that reused footer parts equal what a
- * rebuild from the surviving rows would give.
+ * footer (per-block blooms, segment bloom, collection index, DID census) plus a tally of the rows
+ * dropped from the decoded blocks. {@link FooterBuilder} uses it to prove that reused footer parts
+ * equal what a rebuild from the surviving rows would give.
  */
 final class OriginalFooter {
     private final SegmentHeader header;
@@ -19,7 +19,9 @@ final class OriginalFooter {
     private final CollectionIndex collections;
     /** The original's DID-hash section, or null when it has none (a Go-written file). */
     private final byte[] didHashSection;
+    private final DidCensus census;
     private final int[] firstBlock;
+    /** The dropped rows' DIDs, each valued with its dropped row count. */
     private final DidSet droppedDids = new DidSet();
     private final Map<ByteBuffer, long[]> droppedRows = new HashMap<>();
 
@@ -37,12 +39,24 @@ final class OriginalFooter {
                 : new GloomFilter.Params(blooms.bloom(0).numBlocks(), blooms.bloom(0).k());
         collections = CollectionIndex.parse(footer, collAt, footer.length - collAt, zstd, header.blockCount());
         firstBlock = collections.firstBlocks();
-        int section = DidHashSection.locate(footer, collAt, footer.length - collAt);
-        didHashSection = section < 0 ? null : Arrays.copyOfRange(footer, collAt + section, footer.length);
+        FooterTail tail = FooterTail.locate(footer, collAt, footer.length - collAt);
+        int hashAt = tail == null || tail.didHashAt() < 0 ? -1 : collAt + tail.didHashAt();
+        didHashSection = hashAt < 0 ? null : Arrays.copyOfRange(footer, hashAt, hashAt + tail.didHashLength());
+        census = tail == null || tail.censusAt() < 0 ? null
+                : DidCensus.parse(footer, collAt + tail.censusAt(), tail.censusLength());
+        if (census != null && census.size() != header.uniqueDidCount()) {
+            throw SegmentException.corrupt("DID census counts " + census.size() + " DIDs, header says "
+                    + header.uniqueDidCount());
+        }
     }
 
     byte[] didHashSection() {
         return didHashSection;
+    }
+
+    /** The original's DID census, or null when it has none (a Go-written or older file). */
+    DidCensus census() {
+        return census;
     }
 
     SegmentHeader header() {
@@ -73,7 +87,8 @@ final class OriginalFooter {
         byte[] buf = block.buffer();
         int dl = block.didLength(row);
         if (dl > 0) {
-            droppedDids.addCopy(buf, block.didOffset(row), dl, GloomFilter.Probe.of(buf, block.didOffset(row), dl));
+            droppedDids.increment(droppedDids.put(buf, block.didOffset(row), dl,
+                    GloomFilter.Probe.of(buf, block.didOffset(row), dl)));
         }
         int cl = block.collectionLength(row);
         if (cl > 0) {

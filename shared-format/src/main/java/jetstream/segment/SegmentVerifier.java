@@ -13,7 +13,8 @@ import java.util.Set;
  * (including the checksum), plus that the blocks tile the region between the header and the footer,
  * every block decodes and agrees with its index entry, seqs strictly increase across the whole
  * file, bounds contain their rows, both bloom levels contain every DID, and the collection index
- * equals the one rebuilt from the rows. Never throws for a bad file: the result carries the reason.
+ * and the DID census (when there is one) equal those rebuilt from the rows. Never throws for a bad
+ * file: the result carries the reason.
  */
 public final class SegmentVerifier {
     private SegmentVerifier() {}
@@ -67,6 +68,7 @@ public final class SegmentVerifier {
         }
         BlockView view = new BlockView();
         Set<String> allDids = new HashSet<>();
+        DidSet rowsPerDid = new DidSet();
         CollectionIndex.Builder collections = new CollectionIndex.Builder();
         long events = 0;
         boolean any = false;
@@ -96,6 +98,7 @@ public final class SegmentVerifier {
                     continue;
                 }
                 byte[] did = Arrays.copyOfRange(view.buffer(), view.didOffset(i), view.didOffset(i) + dl);
+                rowsPerDid.increment(rowsPerDid.put(did, 0, dl, GloomFilter.Probe.of(did)));
                 String key = new String(did, StandardCharsets.ISO_8859_1);
                 allDids.add(key);
                 if (blockDids.add(key) && !blockBloom.mightContain(did)) {
@@ -124,7 +127,23 @@ public final class SegmentVerifier {
         if (!collections.build().equals(r.collectionIndex())) {
             return Result.failed("collection index does not match the rows");
         }
+        if (!censusMatches(r, rowsPerDid)) {
+            return Result.failed("DID census does not match the rows");
+        }
         return new Result(true, null, r.blockCount(), events, allDids.size());
+    }
+
+    /** Whether the file's DID census, when it has one, is the one a seal of its rows writes. */
+    private static boolean censusMatches(SegmentReader r, DidSet rowsPerDid) {
+        ByteBuffer file = r.bytes();
+        FooterTail tail = FooterTail.find(file, (int) r.header().collectionIndexOffset(), file.limit());
+        if (tail.censusAt() < 0) {
+            return true;
+        }
+        byte[] stored = new byte[tail.censusLength()];
+        file.get(tail.censusAt(), stored, 0, stored.length);
+        DidCensus expected = DidCensus.of(rowsPerDid);
+        return expected != null && Arrays.equals(expected.serialize(), stored);
     }
 
     private static boolean contains(SegmentHeader h, long seq, long witnessedAt) {

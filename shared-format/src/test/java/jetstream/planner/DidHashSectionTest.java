@@ -18,9 +18,9 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import jetstream.segment.CensusFiles;
 import jetstream.segment.DidHashSection;
 import jetstream.segment.GloomFilter;
-import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
@@ -84,11 +84,12 @@ class DidHashSectionTest {
         for (String d : dids) {
             assertTrue(listed.contains(DidHashSection.hash(GloomFilter.Probe.of(d.getBytes(StandardCharsets.UTF_8)))), d);
         }
-        // libzstd decodes [frame, section] to the frame's content alone: the section is a skippable frame.
+        // libzstd decodes [frame, section, census] to the frame's content alone: both are skippable frames.
+        assertNotNull(CensusFiles.census(file), "the DID census follows the section");
         int frameAt = (int) r.header().collectionIndexOffset() + 16;
         byte[] withSection = Arrays.copyOfRange(file, frameAt, file.length);
         int frameLen = (int) Zstd.findFrameCompressedSize(withSection, 0, withSection.length);
-        assertTrue(frameLen < withSection.length);
+        assertEquals(withSection.length, frameLen + section.limit() + CensusFiles.census(file).length);
         long content = Zstd.getFrameContentSize(withSection, 0, frameLen);
         byte[] alone = Zstd.decompress(Arrays.copyOf(withSection, frameLen), (int) content);
         byte[] both = Zstd.decompress(withSection, (int) content);
@@ -99,6 +100,7 @@ class DidHashSectionTest {
     void goWrittenSegmentsHaveNoSection() throws IOException {
         byte[] golden = Vectors.bytes("jetstream-corpus/golden_corpus_segment.jss");
         assertNull(summary(golden, 0).didHashes());
+        assertNull(CensusFiles.census(golden));
     }
 
     @Test
@@ -107,12 +109,11 @@ class DidHashSectionTest {
         byte[] file = Files.readAllBytes(sealedSegment(dids));
         SegmentSummary intact = summary(file, 0);
         assertNotNull(DidGroupFilter.build(new SegmentSummary[] {intact}, Long.MAX_VALUE, DidFilterSpace.HEAP));
-        SegmentHeader h = SegmentHeader.parseSealed(file, 0);
-        // a hash byte near the end (inside the section, before its CRC)
-        file[file.length - 6] ^= 0x40;
+        // a hash byte near the section's end (before its CRC; the DID census follows)
+        int sectionEnd = file.length - CensusFiles.census(file).length;
+        file[sectionEnd - 6] ^= 0x40;
         SegmentSummary damaged = summary(file, 0);
         assertFalse(DidHashSection.isValid(damaged.didHashes()));
         assertNull(DidGroupFilter.build(new SegmentSummary[] {intact, damaged}, Long.MAX_VALUE, DidFilterSpace.HEAP));
-        assertTrue(h.collectionIndexOffset() < file.length - 6);
     }
 }

@@ -58,6 +58,31 @@ class MappedFooterTest {
     }
 
     @Test
+    void readsEveryTailAndRefusesAnythingElse() {
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            byte[] sealed = file(zstd);
+            FooterTail tail = CensusFiles.tail(sealed);
+            assertTrue(tail.didHashAt() > 0 && tail.censusAt() == tail.didHashAt() + tail.didHashLength());
+            byte[] censusOnly = new byte[sealed.length - tail.didHashLength()];
+            System.arraycopy(sealed, 0, censusOnly, 0, tail.didHashAt());
+            System.arraycopy(sealed, tail.censusAt(), censusOnly, tail.didHashAt(), tail.censusLength());
+            byte[][] variants = {sealed, CensusFiles.withoutCensus(sealed), CensusFiles.resummed(censusOnly)};
+            int[] hashAt = {tail.didHashAt(), tail.didHashAt(), -1};
+            for (int v = 0; v < variants.length; v++) {
+                SegmentReader full = TestSegments.open(variants[v]);
+                MappedFooter m = MappedFooter.read(ByteBuffer.wrap(variants[v]), zstd);
+                assertEquals(full.collectionIndex(), m.collections(), "variant " + v);
+                assertEquals(hashAt[v], m.didHashSectionAt(), "variant " + v);
+                int relative = full.collectionIndex().didHashSectionAt();
+                assertEquals(hashAt[v], relative < 0 ? -1 : (int) full.header().collectionIndexOffset() + relative);
+            }
+            byte[] trailing = CensusFiles.resummed(Arrays.copyOf(sealed, sealed.length + 4));
+            assertThrows(SegmentException.class, () -> MappedFooter.read(ByteBuffer.wrap(trailing), zstd));
+            assertThrows(SegmentException.class, () -> TestSegments.open(trailing));
+        }
+    }
+
+    @Test
     void refusesWhatTheFullParseRefuses() {
         try (ZstdFrames zstd = new ZstdFrames()) {
             byte[] bytes = file(zstd);

@@ -43,9 +43,10 @@ public final class ActiveSegment implements Closeable {
     private byte[] body = new byte[0];
     private byte[] framed = new byte[0];
     /**
-     * The footer of a file this writer created, fed with each block's rows as the block is written
-     * (the body it compressed), so the seal need not read and decompress the file again; null for a
-     * resumed file, whose seal derives the footer from the frames on disk.
+     * The footer, fed with each block's rows as the block is written (the body it compressed) and,
+     * for a resumed file, with the blocks its resume decoded, so the seal need not read and decompress
+     * the file again; null before the first block, and for a resumed file holding an empty block,
+     * whose seal derives the footer from the frames on disk.
      */
     private FooterBuilder footer;
     private boolean fresh;
@@ -158,6 +159,9 @@ public final class ActiveSegment implements Closeable {
             boolean interruptedSeal = false;
             BlockView view = new BlockView();
             byte[] frame = new byte[0];
+            // Every frame is decoded here anyway: feed the footer now, so the seal need not read the
+            // file again (an empty block, which the seal from disk stops at, leaves the seal to the disk).
+            FooterBuilder fed = new FooterBuilder(zstd);
             for (int i = 0; i < walk.blockCount(); i++) {
                 long len = walk.frameLengths()[i];
                 if (len > Integer.MAX_VALUE - 8) {
@@ -184,8 +188,12 @@ public final class ActiveSegment implements Closeable {
                                 + " does not follow the previous block's max seq " + seg.maxSeq);
                     }
                     seg.noteBlock(view.seq(0), view.seq(view.size() - 1), view.size());
+                    if (fed != null) {
+                        fed.addBlock(walk.offsets()[i], len, view);
+                    }
                 } else {
                     seg.blockCount++;
+                    fed = null;
                 }
             }
             boolean partial = !interruptedSeal && walk.hasTornTail();
@@ -196,6 +204,10 @@ public final class ActiveSegment implements Closeable {
             }
             seg.size = cut;
             seg.resumeReport = new ResumeReport(truncated, partial, interruptedSeal, headerCompleted, seg.blockCount);
+            if (fed != null) {
+                seg.fresh = true;
+                seg.footer = fed.blockCount() > 0 ? fed : null;
+            }
             return seg;
         } catch (IOException e) {
             throw new SegmentPersistenceException("recovering", path, e);
@@ -329,7 +341,7 @@ public final class ActiveSegment implements Closeable {
 
     /**
      * The footer builder fed with every block of this file, or null when the seal must derive it from
-     * the frames on disk (a resumed file, or one without blocks).
+     * the frames on disk (a file without blocks, or a resumed one holding an empty block).
      */
     FooterBuilder footerBuilder() {
         return footer;

@@ -14,11 +14,11 @@ import jetstream.segment.ZstdFrames;
 
 /**
  * Seals an active segment on disk (docs/segment-format.md): footer_offset = file size; the footer comes
- * from the rows the writer fed its builder as it wrote each block (a file this process created and
- * wrote) or, for a resumed file, from every frame re-read from disk and decoded; the same footer
- * bytes either way. The footer is written and fsynced, then the finalized header over offset 0,
- * fsynced. If the header cannot be written the file is put back into its active state (active
- * header, footer truncated away).
+ * from the rows fed to the segment's builder as each block was written or, after a restart, decoded
+ * by the resume; when none was fed (no blocks, or a resumed file holding an empty block), from every
+ * frame re-read from disk and decoded; the same footer bytes either way. The footer is written and
+ * fsynced, then the finalized header over offset 0, fsynced. If the header cannot be written the file
+ * is put back into its active state (active header, footer truncated away).
  */
 public final class SegmentSealer {
     private SegmentSealer() {}

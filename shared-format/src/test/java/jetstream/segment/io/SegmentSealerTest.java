@@ -3,6 +3,7 @@ package jetstream.segment.io;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -271,17 +272,27 @@ class SegmentSealerTest {
         assertEquals(3, SegmentReader.open(p).blockCount());
     }
     /**
-     * A frame that stopped decoding after resume fails the seal with the decode error (raised on
-     * the read-ahead thread, thrown by the seal), leaves the file active, and leaves no reader thread.
+     * When the seal reads the frames from disk (here: the resumed file holds an empty block, so its
+     * resume fed no footer), a frame that stopped decoding after resume fails the seal with the
+     * decode error (raised on the read-ahead thread, thrown by the seal), leaves the file active, and
+     * leaves no reader thread.
      */
     @Test
     void aFrameThatNoLongerDecodesFailsTheSeal() throws Exception {
         Path p = dir.resolve(SegmentName.format(0));
-        byte[] active = activeFile(p);
+        activeFile(p);
+        byte[] empty = zstd.compress(new byte[4], 0, 4);
+        ByteBuffer framed = ByteBuffer.allocate(8 + empty.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        framed.putLong(empty.length).put(empty).flip();
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+            ch.write(framed, ch.size());
+        }
+        byte[] active = Files.readAllBytes(p);
         long first = ByteBuffer.wrap(active, 256, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
         long second = 256 + 8 + first;
         long secondLen = ByteBuffer.wrap(active, (int) second, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
         try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+            assertNull(seg.footerBuilder());
             try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
                 int at = (int) (second + 8 + secondLen / 2);
                 ch.write(ByteBuffer.wrap(new byte[] {(byte) ~active[at], (byte) ~active[at + 1]}), at);

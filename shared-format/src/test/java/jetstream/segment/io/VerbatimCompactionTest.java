@@ -2,6 +2,8 @@ package jetstream.segment.io;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -14,6 +16,8 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.function.IntPredicate;
 import jetstream.segment.BlockView;
+import jetstream.segment.CensusFiles;
+import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.SegmentVerifier;
 import jetstream.segment.ZstdFrames;
@@ -25,7 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Compaction that copies the blocks its caller rules out without decompressing them must produce
  * exactly the file a rewrite decoding every block produces: same bytes, so the same rows, blooms,
- * collection index and checksum.
+ * collection index, DID census and checksum. With the original's DID census no unread block is read
+ * even when DIDs leave the segment; without one (older and Go-written files) the pass reads DID
+ * columns and gives the same file but for the census.
  */
 @Tag("unit")
 class VerbatimCompactionTest {
@@ -102,6 +108,8 @@ class VerbatimCompactionTest {
     void unreadBlocksGiveTheSameFileAsDecodingEveryBlock() throws Exception {
         SplittableRandom r = new SplittableRandom(25);
         int fastPaths = 0;
+        int censusLeft = 0;
+        int censusStayed = 0;
         for (int round = 0; round < 60; round++) {
             Set<Long> drops = new HashSet<>();
             int blocks = 3 + r.nextInt(14);
@@ -128,9 +136,27 @@ class VerbatimCompactionTest {
             }
             if (exact.result().rewritten()) {
                 assertFramesCopied(original, exact.bytes(), dropping);
+                assertNotNull(CensusFiles.census(exact.bytes()), "round " + round + ": the census is carried");
+                // without a census the same pass reads DID columns: the same file but for the census
+                Path old = dir.resolve("old" + round).resolve(original.getFileName());
+                Files.createDirectories(old.getParent());
+                Files.write(old, CensusFiles.withoutCensus(Files.readAllBytes(original)));
+                Outcome slow = compact(old, "slow" + round, dropping::get, drops);
+                assertArrayEquals(CensusFiles.withoutCensus(exact.bytes()), slow.bytes(), "round " + round);
+                boolean left = header(exact.bytes()).uniqueDidCount() < SegmentReader.open(original).header().uniqueDidCount();
+                boolean unread = dropping.cardinality() < blocks && exact.result().blocksDecoded() == dropping.cardinality();
+                censusLeft += left && unread ? 1 : 0;
+                censusStayed += !left && unread ? 1 : 0;
             }
         }
         assertTrue(fastPaths >= 10, "the unread path ran in only " + fastPaths + " rounds");
+        // with the census, no block without a drop is read, whether DIDs leave the segment or not
+        assertTrue(censusLeft >= 5 && censusStayed >= 5, censusLeft + " rounds with DIDs leaving, " + censusStayed
+                + " without, reading only the blocks with drops");
+    }
+
+    private static SegmentHeader header(byte[] file) {
+        return SegmentHeader.parseSealed(file, 0);
     }
 
     /** Every block without a dropped row keeps its original frame; every block with one was re-encoded. */
@@ -169,6 +195,41 @@ class VerbatimCompactionTest {
     }
 
     @Test
+    void aPassWhereADidLeavesReadsOnlyTheBlockWithDrops() throws Exception {
+        // 20 blocks of 64 rows, 16 DIDs in every block, plus one DID with rows in block 4 only (and one
+        // in block 10, so the largest block keeps its DID count and the per-block bloom size holds)
+        Path d = dir.resolve("leaving");
+        Files.createDirectories(d);
+        SegmentWriter w = SegmentWriter.open(NoSyncIO.INSTANCE, d, new SegmentWriter.Config(64, 1L << 30,
+                Duration.ZERO), System::nanoTime, new SegmentWriter.Listener() {});
+        Set<Long> drops = new HashSet<>();
+        for (long seq = 1; seq <= 20 * 64; seq++) {
+            boolean lonely = (seq - 1) / 64 == 4 && seq % 9 == 0;
+            String did = lonely ? "did:plc:lonely" : seq == 10 * 64 + 5 ? "did:plc:other" : "did:plc:" + seq % 16;
+            w.append(seq, 1_760_000_000_000_000L + seq, 0, 1, bytes(did), bytes(COLLECTIONS[(int) (seq % 3)]),
+                    bytes("3k" + Long.toString(seq, 32)), bytes("3r" + seq), bytes("{\"v\":" + seq + "}"));
+            if (lonely) {
+                drops.add(seq);
+            }
+        }
+        Path original = w.seal().path();
+        assertEquals(18, SegmentReader.open(original).header().uniqueDidCount());
+        BitSet dropping = blocksWithDrops(original, drops);
+        assertEquals(BitSet.valueOf(new long[] {1 << 4}), dropping);
+        Outcome full = compact(original, "full", b -> true, drops);
+        Outcome exact = compact(original, "exact", dropping::get, drops);
+        assertArrayEquals(full.bytes(), exact.bytes());
+        assertEquals(17, header(exact.bytes()).uniqueDidCount(), "the lonely DID left the segment");
+        assertEquals(1, exact.result().blocksDecoded(), "the census says who left: the other 19 blocks stay unread");
+        Path old = dir.resolve("old").resolve(original.getFileName());
+        Files.createDirectories(old.getParent());
+        Files.write(old, CensusFiles.withoutCensus(Files.readAllBytes(original)));
+        Outcome slow = compact(old, "slow", dropping::get, drops);
+        assertArrayEquals(CensusFiles.withoutCensus(exact.bytes()), slow.bytes());
+        assertEquals(20, slow.result().blocksDecoded(), "without a census every other block's DID column is read");
+    }
+
+    @Test
     void goFixturesCompactTheSameEitherWay() throws Exception {
         for (String name : new String[] {"jetstream-corpus/golden_corpus_segment.jss",
             "jetstream-corpus/legacy_fixed4096_blooms.jss"}) {
@@ -192,6 +253,7 @@ class VerbatimCompactionTest {
             Outcome fast = compact(original, "fast-" + name.hashCode(), likes::get, drops);
             assertEquals(!drops.isEmpty(), full.result().rewritten(), name);
             assertArrayEquals(full.bytes(), fast.bytes(), name);
+            assertNull(CensusFiles.census(fast.bytes()), name + ": a Go-written file stays without a census");
             Files.delete(original);
         }
     }
