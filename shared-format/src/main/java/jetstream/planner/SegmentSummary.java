@@ -14,9 +14,10 @@ import jetstream.segment.ZstdFrames;
 
 /**
  * What the manifest knows of one sealed segment generation: header fields, the collection string
- * table with its block bitmasks (§1.10), and — read in place from the footer, never copied — the
- * block index (event counts and seq bounds, §1.7), the segment DID bloom and every per-block DID
- * bloom (§1.8–§1.9). Over a mapped file those stay off the heap, so the heap does not grow with the
+ * table with its block bitmasks (docs/segment-format.md: Collection index), and — read in place from
+ * the footer, never copied — the block index (event counts and seq bounds, docs/segment-format.md:
+ * Block index), the segment DID bloom and every per-block DID bloom (docs/segment-format.md: DID
+ * blooms). Over a mapped file those stay off the heap, so the heap does not grow with the
  * archive's block count. Blooms are checked for framing at load and for their CRC on first probe
  * (a CRC pass reads every byte, which a full-network load can not afford); a bloom that fails
  * answers "maybe". Immutable; a rewritten file becomes a new summary.

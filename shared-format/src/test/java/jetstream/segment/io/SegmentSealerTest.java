@@ -247,7 +247,7 @@ class SegmentSealerTest {
         assertTrue(last > 264, "cuts must reach past the first 256-byte pseudo-frame");
     }
 
-    /** Facts §1.3: the seal walk stops at the first block that decodes to zero events. */
+    /** The seal walk stops at the first block that decodes to zero events (docs/segment-format.md: Blocks). */
     @Test
     void sealWalkStopsAtTheFirstEmptyBlock() throws Exception {
         Path p = dir.resolve(SegmentName.format(0));
