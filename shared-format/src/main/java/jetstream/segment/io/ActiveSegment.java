@@ -44,8 +44,9 @@ public final class ActiveSegment implements Closeable {
     private byte[] framed = new byte[0];
     /**
      * The footer of a file this writer created, fed with each block's rows as the block is written
-     * (the body it compressed), so the seal need not read and decompress the file again; null for a
-     * resumed file, whose seal derives the footer from the frames on disk.
+     * (the body it compressed), or by {@link #resume} with each block it decoded, so the seal need not
+     * read and decompress the file again; null when the seal derives the footer from the frames on
+     * disk (no block yet, or a resumed file holding an empty block).
      */
     private FooterBuilder footer;
     private boolean fresh;
@@ -112,8 +113,9 @@ public final class ActiveSegment implements Closeable {
 
     /**
      * Reopens an active file after a restart: walks the length prefixes from offset 256, truncates
-     * (and fsyncs) at the last complete frame, then decodes every surviving frame. A complete frame
-     * that does not decode is corruption, not a torn tail, and is thrown.
+     * (and fsyncs) at the last complete frame, then decodes every surviving frame, feeding the
+     * footer builder the seal uses. A complete frame that does not decode is corruption, not a torn
+     * tail, and is thrown.
      *
      * @throws SegmentException SEGMENT_SEALED for a sealed file, CORRUPT_SEGMENT for a bad magic
      *     or an undecodable frame
@@ -157,6 +159,10 @@ public final class ActiveSegment implements Closeable {
             long cut = walk.lastGoodOffset();
             boolean interruptedSeal = false;
             BlockView view = new BlockView();
+            // every surviving block is decoded here anyway: feed the footer with it, so the seal of a
+            // resumed file (the archive's after a crash, up to a whole segment) need not read it again
+            FooterBuilder fed = new FooterBuilder(zstd);
+            boolean feedable = true;
             byte[] frame = new byte[0];
             for (int i = 0; i < walk.blockCount(); i++) {
                 long len = walk.frameLengths()[i];
@@ -184,8 +190,13 @@ public final class ActiveSegment implements Closeable {
                                 + " does not follow the previous block's max seq " + seg.maxSeq);
                     }
                     seg.noteBlock(view.seq(0), view.seq(view.size() - 1), view.size());
+                    if (feedable) {
+                        fed.addBlock(walk.offsets()[i], len, view);
+                    }
                 } else {
+                    // the footer derived from disk stops at an empty block; leave such a file to it
                     seg.blockCount++;
+                    feedable = false;
                 }
             }
             boolean partial = !interruptedSeal && walk.hasTornTail();
@@ -195,6 +206,10 @@ public final class ActiveSegment implements Closeable {
                 io.fsync(ch, path);
             }
             seg.size = cut;
+            if (feedable) {
+                seg.fresh = true;
+                seg.footer = seg.blockCount > 0 ? fed : null;
+            }
             seg.resumeReport = new ResumeReport(truncated, partial, interruptedSeal, headerCompleted, seg.blockCount);
             return seg;
         } catch (IOException e) {

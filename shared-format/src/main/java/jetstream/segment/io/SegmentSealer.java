@@ -14,9 +14,9 @@ import jetstream.segment.ZstdFrames;
 
 /**
  * Seals an active segment on disk (docs/segment-format.md): footer_offset = file size; the footer comes
- * from the rows the writer fed its builder as it wrote each block (a file this process created and
- * wrote) or, for a resumed file, from every frame re-read from disk and decoded; the same footer
- * bytes either way. The footer is written and fsynced, then the finalized header over offset 0,
+ * from the rows fed to its builder as each block was written or, for a resumed file, decoded by the
+ * resume ({@link ActiveSegment#footerBuilder}), else from every frame re-read from disk and decoded;
+ * the same footer bytes either way. The footer is written and fsynced, then the finalized header over offset 0,
  * fsynced. If the header cannot be written the file is put back into its active state (active
  * header, footer truncated away).
  */

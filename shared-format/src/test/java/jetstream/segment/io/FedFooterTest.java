@@ -21,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The seal of a file this writer wrote uses the footer fed block by block as the blocks were
- * written; its header and footer bytes equal those derived from the frames on disk (the resumed-file
- * path, which re-reads and decodes every frame), for random segments and block shapes.
+ * written, and of a resumed file the footer fed with the blocks its resume decoded; its header and
+ * footer bytes equal those derived from the frames on disk (re-read and decoded), for random
+ * segments and block shapes.
  */
 @Tag("unit")
 class FedFooterTest {
@@ -63,18 +64,51 @@ class FedFooterTest {
     }
 
     @Test
-    void aResumedFileIsSealedFromDisk() throws Exception {
-        Path p = dir.resolve(SegmentName.format(0));
+    void aResumedFileIsSealedFromTheFooterFedWhileResumingAndItsLaterBlocks() throws Exception {
+        SplittableRandom r = new SplittableRandom(12);
         try (ZstdFrames zstd = new ZstdFrames()) {
-            try (ActiveSegment seg = ActiveSegment.create(SegmentIO.PRODUCTION, p)) {
-                BlockBuilder rows = new BlockBuilder();
-                for (long s = 1; s <= 50; s++) {
-                    Rows.add(rows, s);
+            for (int round = 0; round < 6; round++) {
+                Path p = dir.resolve(SegmentName.format(100 + round));
+                long seq = 1;
+                try (ActiveSegment seg = ActiveSegment.create(SegmentIO.PRODUCTION, p)) {
+                    for (int b = 0; b < 1 + r.nextInt(12); b++) {
+                        seq = appendRandomBlock(seg, zstd, r, seq);
+                    }
                 }
-                seg.appendBlock(rows, zstd);
+                if (round % 2 == 1) {
+                    // a torn frame after the last complete block: resume cuts it and feeds the rest
+                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+                        ch.write(ByteBuffer.wrap(new byte[] {90, 0, 0, 0, 0, 0, 0, 0, 40, -75, 47}));
+                    }
+                }
+                Footer fromDisk;
+                SegmentSealer.Result sealed;
+                try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
+                    assertNotNull(seg.footerBuilder(), "the blocks decoded while resuming fed the footer");
+                    for (int b = 0; b < r.nextInt(4); b++) {
+                        seq = appendRandomBlock(seg, zstd, r, seq);
+                    }
+                    fromDisk = SegmentSealer.buildFooter(seg.channel(), p, seg.size(), zstd);
+                    sealed = SegmentSealer.seal(seg, zstd);
+                }
+                byte[] file = Files.readAllBytes(p);
+                long footerOffset = sealed.header().footerOffset();
+                assertArrayEquals(fromDisk.footerBytes(), Arrays.copyOfRange(file, (int) footerOffset, file.length),
+                        "round " + round);
+                assertArrayEquals(fromDisk.headerBytes(), Arrays.copyOf(file, SegmentHeader.SIZE), "round " + round);
             }
+        }
+    }
+
+    @Test
+    void aResumedFileWithoutBlocksHasNoFedFooterUntilItsFirstBlock() throws Exception {
+        Path p = dir.resolve(SegmentName.format(200));
+        try (ZstdFrames zstd = new ZstdFrames()) {
+            ActiveSegment.create(SegmentIO.PRODUCTION, p).close();
             try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
                 assertNull(seg.footerBuilder());
+                appendRandomBlock(seg, zstd, new SplittableRandom(3), 1);
+                assertNotNull(seg.footerBuilder());
                 SegmentSealer.seal(seg, zstd);
             }
             try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
@@ -83,5 +117,16 @@ class FedFooterTest {
                 assertNotNull(SegmentHeader.parse(h.array(), 0));
             }
         }
+    }
+
+    private static long appendRandomBlock(ActiveSegment seg, ZstdFrames zstd, SplittableRandom r, long seq) {
+        BlockBuilder rows = new BlockBuilder();
+        int n = 1 + r.nextInt(400);
+        for (int i = 0; i < n; i++) {
+            seq += 1 + r.nextInt(3);
+            Rows.add(rows, seq);
+        }
+        seg.appendBlock(rows, zstd);
+        return seq;
     }
 }
