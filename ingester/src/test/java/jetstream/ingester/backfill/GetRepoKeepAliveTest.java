@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * bootstrap makes one getRepo per repository (tens of millions), so a new TCP connection and
  * HTTP client exchange set-up per repo would be most of its per-repo CPU.
  */
-@Tag("component")
+@Tag("unit")
 class GetRepoKeepAliveTest {
 
     @Test
