@@ -271,8 +271,10 @@ class SegmentSealerTest {
         assertEquals(3, SegmentReader.open(p).blockCount());
     }
     /**
-     * A frame that stopped decoding after resume fails the seal with the decode error (raised on
-     * the read-ahead thread, thrown by the seal), leaves the file active, and leaves no reader thread.
+     * A frame that stopped decoding after resume fails the footer derived from disk with the decode
+     * error (raised on the read-ahead thread, thrown by the derivation), leaves the file active, and
+     * leaves no reader thread. (A resumed file is sealed from the footer its resume fed, as a file
+     * the writer created is; the derivation from disk is the path of a file with an empty block.)
      */
     @Test
     void aFrameThatNoLongerDecodesFailsTheSeal() throws Exception {
@@ -286,7 +288,7 @@ class SegmentSealerTest {
                 int at = (int) (second + 8 + secondLen / 2);
                 ch.write(ByteBuffer.wrap(new byte[] {(byte) ~active[at], (byte) ~active[at + 1]}), at);
             }
-            assertThrows(SegmentException.class, () -> SegmentSealer.seal(seg, zstd));
+            assertThrows(SegmentException.class, () -> SegmentSealer.buildFooter(seg.channel(), p, seg.size(), zstd));
         }
         assertEquals(0, SegmentHeader.parse(Files.readAllBytes(p), 0).checksum(), "still active");
         assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith("seal-reader")),
