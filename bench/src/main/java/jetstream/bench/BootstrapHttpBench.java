@@ -116,15 +116,8 @@ public final class BootstrapHttpBench {
                 .progressInterval(Duration.ofSeconds(10)).build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IngestMetrics metrics = new IngestMetrics(registry);
-        HttpClient.Builder hb = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(10)).followRedirects(HttpClient.Redirect.NORMAL);
-        String executor = System.getProperty("jetstream.bench.httpExecutor", "");
-        if (executor.equals("direct")) {
-            // experiment: the client's dependent tasks on the thread that completes them (SyncCalls keeps a
-            // client that follows no redirects as it is)
-            hb.followRedirects(HttpClient.Redirect.NEVER).executor(Runnable::run);
-        }
-        HttpClient http = hb.build();
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10))
+                .followRedirects(HttpClient.Redirect.NORMAL).build();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         Map<Long, Long> before = threadCpu(threads);
         long cpu0 = processCpu();
