@@ -211,6 +211,19 @@ class MergerTest {
         }
     }
 
+    /** A drain whose writer dies at the {@code failAt}-th repo update, then a drain on a new writer; its skipped rows. */
+    static long dieThenResume(Path data, MetaStore store, IngestMetrics metrics, int failAt) throws Exception {
+        Repos dying = new Repos();
+        dying.failAtUpdate = failAt;
+        SteadyWriter dead = archive(data, store, metrics);
+        assertThrows(IllegalStateException.class, () -> new Merger(data, store, dead, dying).drain());
+        dead.close();
+        SteadyWriter w = archive(data, store, metrics);
+        Merger.Result r = new Merger(data, store, w, new Repos()).drain();
+        w.close();
+        return r.rowsSkippedAsDurable();
+    }
+
     @Test
     void aWriterDeathInsideAFileResumesWithoutDuplicatesOrLoss(@TempDir Path dir) throws Exception {
         long skipped = 0;
@@ -222,15 +235,7 @@ class MergerTest {
             try (MetaStore store = MetaStore.open(data)) {
                 Captured c = capture(data, store, metrics);
                 long t0 = System.currentTimeMillis() * 1000;
-                Repos dying = new Repos();
-                dying.failAtUpdate = failAt;
-                SteadyWriter dead = archive(data, store, metrics);
-                assertThrows(IllegalStateException.class, () -> new Merger(data, store, dead, dying).drain());
-                dead.close();
-                SteadyWriter w = archive(data, store, metrics);
-                Merger.Result r = new Merger(data, store, w, new Repos()).drain();
-                w.close();
-                skipped += r.rowsSkippedAsDurable();
+                skipped += dieThenResume(data, store, metrics, failAt);
                 assertMerged(data, c.kept(), t0);
                 assertTrue(!VacancyFile.load(data).isEmpty(), "the dead writer's lease was registered as a vacancy");
             }
@@ -261,15 +266,7 @@ class MergerTest {
                 boot.submit(new SteadyWriter.Submission(backfill.subList(7, 20), Map.of(), null));
                 boot.close();
                 long t0 = System.currentTimeMillis() * 1000;
-                Repos dying = new Repos();
-                dying.failAtUpdate = failAt;
-                SteadyWriter dead = archive(data, store, metrics);
-                assertThrows(IllegalStateException.class, () -> new Merger(data, store, dead, dying).drain());
-                dead.close();
-                SteadyWriter w = archive(data, store, metrics);
-                Merger.Result r = new Merger(data, store, w, new Repos()).drain();
-                w.close();
-                skipped += r.rowsSkippedAsDurable();
+                skipped += dieThenResume(data, store, metrics, failAt);
                 List<FeedFrame.Event> all = ArchiveScan.events(data);
                 for (int i = 0; i < backfill.size(); i++) {
                     assertEquals(backfill.get(i).rkey(), new String(all.get(i).rkey(), StandardCharsets.UTF_8));

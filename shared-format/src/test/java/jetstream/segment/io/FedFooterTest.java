@@ -37,8 +37,6 @@ class FedFooterTest {
             for (int round = 0; round < 12; round++) {
                 Path p = dir.resolve(SegmentName.format(round));
                 long seq = 1 + r.nextInt(1000);
-                Footer fromDisk;
-                SegmentSealer.Result sealed;
                 try (ActiveSegment seg = ActiveSegment.create(SegmentIO.PRODUCTION, p)) {
                     int blocks = 1 + r.nextInt(round < 6 ? 4 : 40);
                     for (int b = 0; b < blocks; b++) {
@@ -51,14 +49,8 @@ class FedFooterTest {
                         seg.appendBlock(rows, zstd);
                     }
                     assertNotNull(seg.footerBuilder(), "a file this writer created is sealed from the fed footer");
-                    fromDisk = SegmentSealer.buildFooter(seg.channel(), p, seg.size(), zstd);
-                    sealed = SegmentSealer.seal(seg, zstd);
+                    sealAsFromDisk(seg, p, zstd, "round " + round);
                 }
-                byte[] file = Files.readAllBytes(p);
-                long footerOffset = sealed.header().footerOffset();
-                assertArrayEquals(fromDisk.footerBytes(), Arrays.copyOfRange(file, (int) footerOffset, file.length),
-                        "round " + round);
-                assertArrayEquals(fromDisk.headerBytes(), Arrays.copyOf(file, SegmentHeader.SIZE), "round " + round);
             }
         }
     }
@@ -81,21 +73,13 @@ class FedFooterTest {
                         ch.write(ByteBuffer.wrap(new byte[] {90, 0, 0, 0, 0, 0, 0, 0, 40, -75, 47}));
                     }
                 }
-                Footer fromDisk;
-                SegmentSealer.Result sealed;
                 try (ActiveSegment seg = ActiveSegment.resume(SegmentIO.PRODUCTION, p, zstd)) {
                     assertNotNull(seg.footerBuilder(), "the blocks decoded while resuming fed the footer");
                     for (int b = 0; b < r.nextInt(4); b++) {
                         seq = appendRandomBlock(seg, zstd, r, seq);
                     }
-                    fromDisk = SegmentSealer.buildFooter(seg.channel(), p, seg.size(), zstd);
-                    sealed = SegmentSealer.seal(seg, zstd);
+                    sealAsFromDisk(seg, p, zstd, "resumed, round " + round);
                 }
-                byte[] file = Files.readAllBytes(p);
-                long footerOffset = sealed.header().footerOffset();
-                assertArrayEquals(fromDisk.footerBytes(), Arrays.copyOfRange(file, (int) footerOffset, file.length),
-                        "round " + round);
-                assertArrayEquals(fromDisk.headerBytes(), Arrays.copyOf(file, SegmentHeader.SIZE), "round " + round);
             }
         }
     }
@@ -117,6 +101,16 @@ class FedFooterTest {
                 assertNotNull(SegmentHeader.parse(h.array(), 0));
             }
         }
+    }
+
+    /** Seals {@code seg} and checks its header and footer bytes against the footer derived from the frames on disk. */
+    private static void sealAsFromDisk(ActiveSegment seg, Path p, ZstdFrames zstd, String what) throws Exception {
+        Footer fromDisk = SegmentSealer.buildFooter(seg.channel(), p, seg.size(), zstd);
+        SegmentSealer.Result sealed = SegmentSealer.seal(seg, zstd);
+        byte[] file = Files.readAllBytes(p);
+        long footerOffset = sealed.header().footerOffset();
+        assertArrayEquals(fromDisk.footerBytes(), Arrays.copyOfRange(file, (int) footerOffset, file.length), what);
+        assertArrayEquals(fromDisk.headerBytes(), Arrays.copyOf(file, SegmentHeader.SIZE), what);
     }
 
     private static long appendRandomBlock(ActiveSegment seg, ZstdFrames zstd, SplittableRandom r, long seq) {
