@@ -25,8 +25,7 @@ import org.junit.jupiter.api.Test;
  * the Go reference's digest or spec by section number: those live outside the repository, so a newcomer
  * cannot follow them. The one map back to the reference is the compatibility table at the end of
  * docs/segment-format.md. Every main and test source of every module is checked, a citation broken over a
- * comment line included; {@link #ALLOWED} lists the files that still cite, each with its count, and an entry
- * that no longer matches its file fails too, so the list only shrinks.
+ * comment line included.
  */
 @Tag("unit")
 class ReferenceCitationTest {
@@ -34,33 +33,12 @@ class ReferenceCitationTest {
     static final Pattern CITATION = Pattern.compile(
             "(?i)\\b(?:facts|spec)['\u2019]?s?[\\s*/]*\u00a7\\s*\\d|jetstream-v2-" + "facts");
 
-    /**
-     * Files that still cite the reference by section (repository-relative → number of citations). They were
-     * being changed on other branches when the citations were re-pointed; re-point them to docs/ and remove
-     * their entries.
-     */
-    static final Map<String, Integer> ALLOWED = Map.of(
-            "ingester/src/main/java/jetstream/ingester/phase/Merger.java", 2);
-
     @Test
     void sourcesCiteOurDocsNotTheReferenceSections() {
-        Map<String, Integer> found = citations();
         List<String> offenders = new ArrayList<>();
-        found.forEach((file, n) -> {
-            if (!ALLOWED.containsKey(file)) {
-                offenders.add(file + " (" + n + ")");
-            }
-        });
+        citations().forEach((file, n) -> offenders.add(file + " (" + n + ")"));
         assertEquals(List.of(), offenders, "sources citing the reference's facts/spec by section: cite the page of"
                 + " docs/ that states the fact instead (the map to the reference is in docs/segment-format.md)");
-        List<String> stale = new ArrayList<>();
-        ALLOWED.forEach((file, n) -> {
-            if (!n.equals(found.get(file))) {
-                stale.add(file + " (allowed " + n + ", found " + found.getOrDefault(file, 0) + ")");
-            }
-        });
-        stale.sort(null);
-        assertEquals(List.of(), stale, "allow-list entries that no longer match: lower or remove them in ALLOWED");
     }
 
     @Test

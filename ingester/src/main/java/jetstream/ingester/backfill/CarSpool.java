@@ -68,6 +68,11 @@ final class CarSpool {
                 if (b.length != declared) {
                     throw new IOException("body shorter than its content-length");
                 }
+                // read to the end of the stream: a body closed before its end cancels the exchange,
+                // and the HTTP client then drops the connection instead of keeping it for the next repo
+                if (in.read() >= 0) {
+                    throw new IOException("body longer than its content-length");
+                }
                 kept = true;
                 return b;
             } finally {

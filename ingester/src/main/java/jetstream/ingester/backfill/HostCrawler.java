@@ -50,9 +50,20 @@ final class HostCrawler {
         this.backlog = backlog;
     }
 
-    /** Repos asked for per listRepos page (also the unit of a host-cursor checkpoint). */
+    /** The smallest page the download-sized limit goes down to (the listing's request cost per repo). */
+    private static final int MIN_DOWNLOAD_PAGE = 100;
+
+    /**
+     * Repos asked for per listRepos page (also the unit of a host-cursor checkpoint and of the
+     * {@link DiscoveryBacklog}): four times a host's download slots, at least 100, at most the
+     * batch size and the XRPC limit of 1,000. Every listed repo is a {@code not_started} row until
+     * it is terminal, and a crash turns each into a whole-repo replacement in the merge; pages of
+     * 1,000 let 64 hosts × 1,000 (then 5,000 with the backlog) wait listed, where a few pages of a
+     * few per-host loads keep every download slot busy.
+     */
     static int pageLimit(BackfillSettings s) {
-        return Math.max(1, Math.min(LIST_REPOS_LIMIT, s.batchSize()));
+        long downloadSized = Math.max(MIN_DOWNLOAD_PAGE, 4L * s.hostWorkersMax());
+        return (int) Math.max(1, Math.min(Math.min(LIST_REPOS_LIMIT, s.batchSize()), downloadSized));
     }
 
     void crawl(HostRun h, BackfillEngine.Mode mode) throws InterruptedException {

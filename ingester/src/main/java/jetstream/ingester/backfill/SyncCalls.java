@@ -99,16 +99,31 @@ final class SyncCalls {
      */
     SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool, Outbound.Transport transport, long maxCarBytes) {
-        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
-                : HttpClient.newBuilder().version(http.version())
-                        .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
-                        .followRedirects(HttpClient.Redirect.NEVER).build();
+        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http : ownClient(http);
         this.transport = transport != null ? transport : (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
         this.maxCarBytes = maxCarBytes;
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
         this.redirectAllowed = redirectAllowed;
         this.spool = spool;
+    }
+
+    /**
+     * The client the calls go through: {@code http}'s version and connect timeout, no redirects
+     * followed. Over HTTP/1.1 its dependent tasks (response parsing, body delivery) run on the thread
+     * that completes them, the selector's or the caller's: the default executor hands each step of
+     * every exchange to a pool thread, about half the client's CPU per getRepo (one per repo,
+     * BENCHMARKS.md "Bootstrap over HTTP"). Nothing blocks there: the body subscriber only queues
+     * chunks for the reading thread ({@link Outbound}).
+     */
+    private static HttpClient ownClient(HttpClient http) {
+        HttpClient.Builder b = HttpClient.newBuilder().version(http.version())
+                .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
+                .followRedirects(HttpClient.Redirect.NEVER);
+        if (http.version() == HttpClient.Version.HTTP_1_1) {
+            b.executor(Runnable::run);
+        }
+        return b.build();
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {

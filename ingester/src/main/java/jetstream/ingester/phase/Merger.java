@@ -19,14 +19,13 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.ActiveSegmentReader;
 import jetstream.segment.BlockView;
 import jetstream.segment.SegmentException;
-import jetstream.segment.SegmentHeader;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import org.jboss.logging.Logger;
 
 /**
- * The merge drain (facts §10.1, §10.6, spec §4.2): re-appends the rows captured in
+ * The merge drain (docs/lifecycle.md: Merge): re-appends the rows captured in
  * {@code data/backfill/live_segments} to the archive writer, file by file in index order from
  * {@code merge/next_source_idx}, through the {@link MergeRevFilter}. Kept rows keep their order and
  * get new archive seqs and the merge clock ({@code witnessed_at} of the append). After each source
@@ -241,32 +240,55 @@ public final class Merger {
         }
     }
 
-    /** Rows with seq at or above {@code base} in the archive's files (the durable part of an interrupted drain). */
+    /**
+     * Rows with seq at or above {@code base} in the archive's files (the durable part of an
+     * interrupted drain). Seqs ascend across blocks and files, so the walk goes backwards from the
+     * newest block and stops at the first block that starts below {@code base}: it decodes the
+     * interrupted file's kept rows, not the whole active file (which after a bootstrap holds up to a
+     * segment of backfill rows).
+     */
     private long durableRowsFrom(long base) throws IOException {
-        long[] n = {0};
+        long n = 0;
+        BlockView view = new BlockView();
         try (ZstdFrames zstd = new ZstdFrames()) {
             List<SegmentName.Entry> files = SegmentName.scan(SegmentTree.SEGMENTS.dir(dataDir));
             for (int k = files.size() - 1; k >= 0; k--) {
-                Path p = files.get(k).path();
-                boolean older = false;
-                try {
-                    SegmentHeader h = SegmentReader.readSealedHeader(p);
-                    older = h.eventCount() > 0 && h.maxSeq() < base;
-                } catch (SegmentException e) {
-                    if (e.type() != SegmentException.Type.ACTIVE_SEGMENT) {
-                        throw e;
-                    }
-                }
-                if (older) {
+                long[] counted = countFrom(files.get(k).path(), base, view, zstd);
+                n += counted[0];
+                if (counted[1] != 0) {
                     break;
                 }
-                forEachRow(p, zstd, (view, i) -> {
-                    if (view.seq(i) >= base) {
-                        n[0]++;
-                    }
-                });
             }
         }
-        return n[0];
+        return n;
+    }
+
+    /** {rows with seq ≥ base in {@code file}, 1 when a row below base was met (nothing older counts)}. */
+    private static long[] countFrom(Path file, long base, BlockView view, ZstdFrames zstd) throws IOException {
+        SegmentReader sealed = null;
+        ActiveSegmentReader active = null;
+        try {
+            sealed = SegmentReader.open(file);
+        } catch (SegmentException e) {
+            if (e.type() != SegmentException.Type.ACTIVE_SEGMENT) {
+                throw e;
+            }
+            active = ActiveSegmentReader.open(file);
+        }
+        int blocks = sealed != null ? sealed.blockCount() : active.blockCount();
+        long n = 0;
+        for (int b = blocks - 1; b >= 0; b--) {
+            if (sealed != null && sealed.entry(b).eventCount() > 0 && sealed.entry(b).maxSeq() < base) {
+                return new long[] {n, 1};
+            }
+            BlockView v = sealed != null ? sealed.block(b, view, zstd) : active.block(b, view, zstd);
+            for (int i = v.size() - 1; i >= 0; i--) {
+                if (v.seq(i) < base) {
+                    return new long[] {n, 1};
+                }
+                n++;
+            }
+        }
+        return new long[] {n, 0};
     }
 }

@@ -12,7 +12,10 @@ import jetstream.atproto.firehose.ArchiveRow;
  * holds its budget, the writer thread takes items and returns their bytes.
  */
 final class WriterQueue {
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    /** An item with the bytes it holds, counted once when queued (a repository's rows are walked once). */
+    private record Queued(Object item, long cost) {}
+
+    private final BlockingQueue<Queued> queue = new LinkedBlockingQueue<>();
     private final ByteBudget budget;
 
     WriterQueue(long bytes) {
@@ -29,16 +32,17 @@ final class WriterQueue {
         while (!budget.tryAcquire(cost, 100)) {
             requireRunning.run();
         }
-        queue.add(item);
+        queue.add(new Queued(item, cost));
     }
 
     /** Takes the next item (or null after {@code millis}; 0 does not wait) and returns its bytes to the budget. */
     Object take(long millis) throws InterruptedException {
-        Object o = millis > 0 ? queue.poll(millis, TimeUnit.MILLISECONDS) : queue.poll();
-        if (o != null) {
-            budget.release(cost(o));
+        Queued q = millis > 0 ? queue.poll(millis, TimeUnit.MILLISECONDS) : queue.poll();
+        if (q == null) {
+            return null;
         }
-        return o;
+        budget.release(q.cost());
+        return q.item();
     }
 
     boolean isEmpty() {

@@ -52,6 +52,22 @@ class DiscoveryBacklogTest {
     }
 
     @Test
+    void pagesAreSizedToTheDownloadSlotsNotToTheXrpcLimit() {
+        // the scale campaign's settings: 32 downloads, 8 per host, batch 1,000; pages of 1,000 let
+        // (32 / 8 + 1) × 1,000 = 5,000 repos wait listed, each a whole-repo replacement after a crash
+        BackfillSettings campaign = BackfillSettings.builder("http://127.0.0.1:1").globalDownloads(32).hostWorkersMax(8)
+                .maxActiveHosts(64).batchSize(1000).build();
+        assertEquals(100, HostCrawler.pageLimit(campaign));
+        assertEquals(500, DiscoveryBacklog.of(campaign).bound());
+        // the reference's defaults (256 downloads, 32 per host, batch 5,000): (8 + 1) pages of 4 × 32
+        BackfillSettings defaults = BackfillSettings.builder("http://127.0.0.1:1").build();
+        assertEquals(128, HostCrawler.pageLimit(defaults));
+        assertEquals(9 * 128, DiscoveryBacklog.of(defaults).bound());
+        // a batch size below the download-sized page still caps it
+        assertEquals(20, HostCrawler.pageLimit(BackfillSettings.builder("http://127.0.0.1:1").batchSize(20).build()));
+    }
+
+    @Test
     @Timeout(240)
     void theBootstrapKeepsItsNotStartedBacklogUnderTheBound(@TempDir Path dir) throws Exception {
         SimConfig cfg = SimConfig.small();

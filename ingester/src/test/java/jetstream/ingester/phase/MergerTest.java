@@ -129,9 +129,15 @@ class MergerTest {
     }
 
     static void assertMerged(Path data, List<ArchiveRow> kept, long notBefore) throws Exception {
-        List<FeedFrame.Event> out = ArchiveScan.events(data);
+        assertMerged(data, 0, kept, notBefore);
+    }
+
+    /** {@link #assertMerged} past the first {@code before} archive rows (those the bootstrap wrote). */
+    static void assertMerged(Path data, int before, List<ArchiveRow> kept, long notBefore) throws Exception {
+        List<FeedFrame.Event> all = ArchiveScan.events(data);
+        List<FeedFrame.Event> out = all.subList(Math.min(before, all.size()), all.size());
         assertEquals(kept.size(), out.size(), "kept rows in the archive, each once");
-        long prev = 0;
+        long prev = before == 0 ? 0 : all.get(before - 1).seq();
         for (int i = 0; i < kept.size(); i++) {
             ArchiveRow x = kept.get(i);
             FeedFrame.Event e = out.get(i);
@@ -205,6 +211,19 @@ class MergerTest {
         }
     }
 
+    /** A drain whose writer dies at the {@code failAt}-th repo update, then a drain on a new writer; its skipped rows. */
+    static long dieThenResume(Path data, MetaStore store, IngestMetrics metrics, int failAt) throws Exception {
+        Repos dying = new Repos();
+        dying.failAtUpdate = failAt;
+        SteadyWriter dead = archive(data, store, metrics);
+        assertThrows(IllegalStateException.class, () -> new Merger(data, store, dead, dying).drain());
+        dead.close();
+        SteadyWriter w = archive(data, store, metrics);
+        Merger.Result r = new Merger(data, store, w, new Repos()).drain();
+        w.close();
+        return r.rowsSkippedAsDurable();
+    }
+
     @Test
     void aWriterDeathInsideAFileResumesWithoutDuplicatesOrLoss(@TempDir Path dir) throws Exception {
         long skipped = 0;
@@ -216,17 +235,43 @@ class MergerTest {
             try (MetaStore store = MetaStore.open(data)) {
                 Captured c = capture(data, store, metrics);
                 long t0 = System.currentTimeMillis() * 1000;
-                Repos dying = new Repos();
-                dying.failAtUpdate = failAt;
-                SteadyWriter dead = archive(data, store, metrics);
-                assertThrows(IllegalStateException.class, () -> new Merger(data, store, dead, dying).drain());
-                dead.close();
-                SteadyWriter w = archive(data, store, metrics);
-                Merger.Result r = new Merger(data, store, w, new Repos()).drain();
-                w.close();
-                skipped += r.rowsSkippedAsDurable();
+                skipped += dieThenResume(data, store, metrics, failAt);
                 assertMerged(data, c.kept(), t0);
                 assertTrue(!VacancyFile.load(data).isEmpty(), "the dead writer's lease was registered as a vacancy");
+            }
+        }
+        assertTrue(skipped > 0, "some resumed drain found durable rows of its file and skipped them");
+    }
+
+    @Test
+    void aResumeBehindBackfillRowsCountsOnlyTheInterruptedFilesRows(@TempDir Path dir) throws Exception {
+        // the archive already holds the bootstrap's rows (a sealed file and the active file's blocks,
+        // 3 rows each) below merge/source_base_seq: the resumed count walks back from the newest block
+        // and must stop at the base, inside a block or at a file boundary
+        long skipped = 0;
+        for (int failAt : new int[] {2, 5, 9, 13}) {
+            Path data = dir.resolve("data" + failAt);
+            IngestMetrics metrics = new IngestMetrics(new SimpleMeterRegistry());
+            try (MetaStore store = MetaStore.open(data)) {
+                Captured c = capture(data, store, metrics);
+                SteadyWriter boot = archive(data, store, metrics);
+                List<ArchiveRow> backfill = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    byte[] payload = ("backfill-" + i).getBytes(StandardCharsets.UTF_8);
+                    backfill.add(new ArchiveRow(ArchiveRow.KIND_CREATE, A, "app.bsky.feed.post", "bf" + i, rev(1),
+                            new ByteSlice(payload, 0, payload.length)));
+                }
+                boot.submit(new SteadyWriter.Submission(backfill.subList(0, 7), Map.of(), null));
+                boot.sealActive();
+                boot.submit(new SteadyWriter.Submission(backfill.subList(7, 20), Map.of(), null));
+                boot.close();
+                long t0 = System.currentTimeMillis() * 1000;
+                skipped += dieThenResume(data, store, metrics, failAt);
+                List<FeedFrame.Event> all = ArchiveScan.events(data);
+                for (int i = 0; i < backfill.size(); i++) {
+                    assertEquals(backfill.get(i).rkey(), new String(all.get(i).rkey(), StandardCharsets.UTF_8));
+                }
+                assertMerged(data, backfill.size(), c.kept(), t0);
             }
         }
         assertTrue(skipped > 0, "some resumed drain found durable rows of its file and skipped them");

@@ -106,7 +106,10 @@ public final class CarReader {
         if (array == null) {
             throw new IllegalStateException("remainingBlocks is for in-memory CARs; stream with next()");
         }
-        Map<Cid, CarBlock> blocks = new HashMap<>();
+        // sized from the bytes left (a block is a CID, a length and its data: rarely under 128 bytes),
+        // so a repository's thousands of blocks do not rehash the map at every doubling
+        int expected = (int) Math.min(1 << 20, (arrayEnd - arrayPos) / 128L);
+        Map<Cid, CarBlock> blocks = new HashMap<>(Math.max(16, expected * 4 / 3 + 1));
         for (CarBlock b = nextInMemory(); b != null; b = nextInMemory()) {
             blocks.putIfAbsent(b.cid(), b);
         }
