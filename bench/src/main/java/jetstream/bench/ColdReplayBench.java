@@ -52,7 +52,9 @@ import jetstream.wire.WireEvent;
  * archive size, default 256; the issue's figure is {@code mib=10240}), {@code segmentMib} (segment size,
  * default 64; production 256), {@code xmx} (gateway heap, default 512m), {@code data} (archive directory
  * to create or reuse; kept), {@code jar} (another packaged gateway), {@code jfr} (a file: record the
- * gateway with JFR's profile settings), {@code keep=true} (keep a temporary data directory).
+ * gateway with JFR's profile settings), {@code keep=true} (keep a temporary data directory),
+ * {@code generate=only} (write or check the archive in {@code data} and stop: the writing need not
+ * happen on a quiet box, the replay must).
  */
 public final class ColdReplayBench {
     private static final String MARKER = "cold-replay-archive.properties";
@@ -92,6 +94,9 @@ public final class ColdReplayBench {
         }
         Archive archive = archive(Long.parseLong(opts.getOrDefault("mib", "256")) << 20,
                 Long.parseLong(opts.getOrDefault("segmentMib", "64")) << 20);
+        if ("only".equals(opts.get("generate"))) {
+            return;
+        }
         long[] decodeFloor = floor(false);
         long[] renderFloor = floor(true);
         long visible = renderFloor[0];
@@ -208,6 +213,7 @@ public final class ColdReplayBench {
         long t0 = System.nanoTime();
         long seq = 0;
         long sealedBytes = 0;
+        long reported = 0;
         SegmentWriter w = SegmentWriter.open(segments, new SegmentWriter.Config(4096, segmentBytes, Duration.ZERO));
         int i = 0;
         SplittableRandom random = new SplittableRandom(21);
@@ -220,6 +226,11 @@ public final class ColdReplayBench {
                         freshCids(r[5], random));
             }
             sealedBytes = sealedBytes(segments, false);
+            if (sealedBytes >= reported + (1L << 30)) {
+                reported = sealedBytes;
+                System.out.printf("  writing the archive: %.1f of %.1f GiB sealed, %,d events, %.0f s%n",
+                        sealedBytes / (double) (1L << 30), bytes / (double) (1L << 30), seq, (System.nanoTime() - t0) / 1e9);
+            }
         }
         w.seal();
         long total = sealedBytes(segments, true);

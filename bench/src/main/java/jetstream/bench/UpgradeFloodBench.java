@@ -41,7 +41,9 @@ import jetstream.testing.RawUpgrades;
  * <p>Reports: every upgrade's outcome by status (101 / 503 / 429 / other), the readiness answer times
  * (max and p99, and any probe without an answer within 5 s), the gateway's heap peak (its
  * {@code jvm_memory_used_bytes{area="heap"}} polled every 250 ms), {@code OutOfMemoryError}s in its log,
- * and whether every live subscriber kept receiving (events in the last second of the flood).
+ * whether every live subscriber kept receiving (events in the last second of the flood), and the live
+ * subscribers' delivery latency ({@link LiveLatency}) during the flood against its floor, the same
+ * subscribers' latency over the 2 s before it.
  *
  * <p>Usage: {@code bench/run --main jetstream.bench.UpgradeFloodBench [key=value …]}: {@code upgrades}
  * (default 5000), {@code dids} (10000), {@code inflight} (200), {@code ips} (1), {@code live} (20),
@@ -50,7 +52,7 @@ import jetstream.testing.RawUpgrades;
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
- * data dir and gateway.log), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
+ * data dir and gateway.log), {@code jfr} (a file: record the gateway with JFR's profile settings), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
  * from one thread over non-blocking sockets; false: a Vert.x WebSocket client per upgrade, as before, which
  * could not offer more than ~55 upgrades/s from this box). {@code quick=true}: 500 upgrades, 10 live.
  */
@@ -104,14 +106,24 @@ public final class UpgradeFloodBench {
             flooders[i] = ips == 1 ? client : client(vertx, "127.0." + (i + 1) / 256 + "." + (i + 1) % 256);
         }
         LongAdder[] liveCounts = new LongAdder[live];
+        LiveLatency latency = new LiveLatency();
         for (int i = 0; i < live; i++) {
             LongAdder n = new LongAdder();
             liveCounts[i] = n;
             WebSocket ws = client.connect(options("/subscribe")).toCompletionStage().toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);
-            ws.handler(b -> n.increment());
+            ws.handler(b -> {
+                n.increment();
+                latency.record(b);
+            });
         }
+        Thread.sleep(3000);
+        // The floor: the same live subscribers' latency over the last 2 s before the flood.
+        latency.reset();
         Thread.sleep(2000);
+        long quietP99 = latency.percentile(0.99);
+        long quietCount = latency.count();
+        latency.reset();
         long liveBefore = sum(liveCounts);
         if (liveBefore == 0) {
             throw new IllegalStateException("live subscribers received nothing before the flood");
@@ -180,6 +192,10 @@ public final class UpgradeFloodBench {
                 starved++;
             }
         }
+        long floodP50 = latency.percentile(0.5);
+        long floodP99 = latency.percentile(0.99);
+        long floodMax = latency.percentile(1);
+        long floodCount = latency.count();
         probing = false;
         prober.join();
         // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
@@ -203,6 +219,11 @@ public final class UpgradeFloodBench {
                 opts.getOrDefault("xmx", "1g"), ooms, gateway.process.isAlive());
         System.out.printf("RESULT live subscribers=%d events during flood=%d starved in the last second=%d%n", live,
                 liveMark - liveBefore, starved);
+        System.out.printf("RESULT live latency during the flood (and its last second): %,d events p50=%d ms p99=%d ms "
+                + "max=%d ms; before the flood: %,d events p99=%d ms%n", floodCount, floodP50, floodP99, floodMax,
+                quietCount, quietP99);
+        System.out.printf("RESULT flood_live_p99_ms value=%d floor=%d ratio=%.2f%n", floodP99, quietP99,
+                floodP99 / (double) Math.max(1, quietP99));
         System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
         if (raw != null) {
@@ -344,7 +365,7 @@ public final class UpgradeFloodBench {
         if (opts.containsKey("budget")) {
             env.put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
         }
-        gateway = GatewayProcess.start(jar, data, xmx, null, env);
+        gateway = GatewayProcess.start(jar, data, xmx, opts.containsKey("jfr") ? Path.of(opts.get("jfr")) : null, env);
         port = gateway.port;
         management = gateway.management;
         System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.process.pid(), port,
