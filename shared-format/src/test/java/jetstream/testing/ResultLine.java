@@ -1,4 +1,4 @@
-package jetstream.bench;
+package jetstream.testing;
 
 import java.math.BigDecimal;
 import java.math.MathContext;
@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
  * lower is better. {@code floor=none ratio=none} only where a harness has no meaningful floor (its javadoc says
  * why). Numbers: plain decimals, no grouping, four significant digits, whole numbers above 1,000 kept whole.
  * Human-readable summaries never start with {@code RESULT}, so {@code grep '^RESULT '} yields exactly these.
+ * Here, in the test jar, so the bench module and the harnesses in test sources ({@code ColdReplayLoadBench}) share it.
  */
 public final class ResultLine {
     public static final String NONE = "none";
@@ -40,7 +41,7 @@ public final class ResultLine {
     }
 
     /** Four significant digits (whole numbers from 1,000 up), trailing zeros dropped; NaN and infinities {@code none}. */
-    static String number(double x) {
+    public static String number(double x) {
         if (!Double.isFinite(x)) {
             return NONE;
         }

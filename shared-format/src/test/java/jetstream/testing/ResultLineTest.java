@@ -1,4 +1,4 @@
-package jetstream.bench;
+package jetstream.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
