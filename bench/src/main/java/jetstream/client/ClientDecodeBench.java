@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import jetstream.bench.ClientBackfillBench;
-import jetstream.bench.ResultLine;
 import jetstream.planner.PlanFilter;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentReader;
