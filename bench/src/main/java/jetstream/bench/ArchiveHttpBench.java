@@ -138,6 +138,7 @@ public class ArchiveHttpBench {
     }
 
     @Benchmark
+    @Floor("getSegmentStaticFloor")
     public long getSegmentArchive() throws Exception {
         return fetch(segArchive);
     }
@@ -148,6 +149,7 @@ public class ArchiveHttpBench {
     }
 
     @Benchmark
+    @Floor("getBlockStaticFloor")
     public long getBlockArchive() throws Exception {
         return fetch(blockArchive);
     }

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -26,6 +27,7 @@ import jetstream.ingester.writer.SteadyWriter;
 import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
+import jetstream.testing.ResultLine;
 
 /**
  * The bootstrap's whole ingester path with nothing else on this JVM (issue 20 [L]): the real
@@ -36,7 +38,10 @@ import jetstream.simulator.SimConfig;
  * process's CPU time is the ingester's alone. The CARs are fetched from the simulator once and kept
  * in {@code <tmp>/bootstrap-http-cars-<repos>} for later runs. Each round is a fresh data directory;
  * round 0 is the JIT's warm-up. Prints wall rate, process CPU per record (GC and JIT included), and
- * the CPU of the engine's, the writer's and the HTTP client's threads.
+ * the CPU of the engine's, the writer's and the HTTP client's threads. Floor, after each round: the same
+ * CARs read from disk through {@link BootstrapBench}'s in-process path (CAR → rows → the same writer, no
+ * crawl, no HTTP). {@code RESULT bootstrap_http_cpu_us_per_record} and {@code bootstrap_http_records_per_s}
+ * give the median measured round (by CPU per record) against its floor.
  *
  * <p>Run: {@code bench/run --main jetstream.bench.BootstrapHttpBench [repos] [rounds] [hosts]};
  * profile with {@code JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile}
@@ -57,16 +62,14 @@ public final class BootstrapHttpBench {
         if (!Files.isRegularFile(cars.resolve("DONE"))) {
             generate(cars, repos);
         }
-        long carBytes;
-        int carCount;
+        long carBytes = 0;
+        List<Path> carFiles;
         try (Stream<Path> s = Files.list(cars)) {
-            List<Path> l = s.filter(p -> p.toString().endsWith(".car")).toList();
-            carCount = l.size();
-            long b = 0;
-            for (Path p : l) {
-                b += Files.size(p);
-            }
-            carBytes = b;
+            carFiles = s.filter(p -> p.toString().endsWith(".car")).toList();
+        }
+        int carCount = carFiles.size();
+        for (Path p : carFiles) {
+            carBytes += Files.size(p);
         }
         String cp = System.getProperty("java.class.path");
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -88,26 +91,42 @@ public final class BootstrapHttpBench {
             };
             System.out.printf("%,d repos served by %d hosts, %.1f MiB of CARs; %d cores%n", carCount, hosts,
                     carBytes / 1048576.0, Runtime.getRuntime().availableProcessors());
+            List<double[]> measured = new ArrayList<>();
             for (int r = 0; r <= rounds; r++) {
                 Path data = Files.createTempDirectory("bootstrap-http-data");
+                Path floorData = Files.createTempDirectory("bootstrap-http-floor");
                 try {
                     // the packaged ingester's root level (Quarkus: INFO); unconfigured, the JBoss log manager's is
                     // ALL and the JDK HTTP client then formats every internal debug message before dropping it
                     boolean all = logAll.equals("true");
                     org.jboss.logmanager.Logger.getLogger("").setLevel(all ? java.util.logging.Level.ALL
                             : java.util.logging.Level.INFO);
-                    round((r == 0 ? "warm-up" : "round " + r) + (all ? " [root log level ALL]" : " [root log level info]"), relay, route, data);
+                    String label = (r == 0 ? "warm-up" : "round " + r) + (all ? " [root log level ALL]" : " [root log level info]");
+                    double[] http = round(label, relay, route, data);
+                    BootstrapBench.Result floor = BootstrapBench.pipeline(carFiles, Runtime.getRuntime().availableProcessors(),
+                            floorData);
+                    System.out.printf("%-8s floor, the same CARs from disk through the in-process path: %,.0f records/s, "
+                            + "process CPU %.2f us/record%n", label, floor.perSecond(), floor.cpuMicrosPerRecord());
+                    if (r > 0) {
+                        measured.add(new double[] {http[0], http[1], floor.perSecond(), floor.cpuMicrosPerRecord()});
+                    }
                 } finally {
                     deleteTree(data);
+                    deleteTree(floorData);
                 }
             }
+            measured.sort(Comparator.comparingDouble(x -> x[1]));
+            double[] median = measured.get(measured.size() / 2);
+            ResultLine.print("bootstrap_http_cpu_us_per_record", median[1], median[3]);
+            ResultLine.print("bootstrap_http_records_per_s", median[0], median[2]);
         } finally {
             server.getOutputStream().close();
             server.destroy();
         }
     }
 
-    private static void round(String label, String relay, UnaryOperator<String> route, Path data) throws Exception {
+    /** One bootstrap over HTTP into {@code data}: {records/s, process CPU µs per record}. */
+    private static double[] round(String label, String relay, UnaryOperator<String> route, Path data) throws Exception {
         // the scale campaign's settings: the reference's defaults with the download pools sized for 2 cores
         BackfillSettings s = BackfillSettings.builder(relay).upstreamMode(BackfillSettings.UpstreamMode.RELAY)
                 .globalDownloads(32).hostWorkersMax(8).maxActiveHosts(64).maxHosts(50_000).batchSize(1000)
@@ -148,6 +167,7 @@ public final class BootstrapHttpBench {
         System.out.printf("%-8s %,d repos, %,d records in %.1f s: %,.0f records/s; process CPU %.1f s = %.2f us/record"
                         + " (%,.0f records per CPU-second); by thread, us/record:%s%n", label, repos, records, wall / 1e9,
                 records / (wall / 1e9), cpu / 1e9, cpu / 1e3 / records, records / (cpu / 1e9), g);
+        return new double[] {records / (wall / 1e9), cpu / 1e3 / records};
     }
 
     private static Map<Long, Long> threadCpu(ThreadMXBean mx) {

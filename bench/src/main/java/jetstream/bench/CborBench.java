@@ -102,6 +102,7 @@ public class CborBench {
 
     @Benchmark
     @OperationsPerInvocation(RECORDS)
+    @Floor("floorSkipWalk")
     public void decodeTree(Blackhole bh) {
         for (byte[] r : records) {
             bh.consume(DagCbor.decode(r));
@@ -110,6 +111,7 @@ public class CborBench {
 
     @Benchmark
     @OperationsPerInvocation(RECORDS)
+    @Floor("floorSkipWalk")
     public void cborToJson(Blackhole bh) {
         for (byte[] r : records) {
             out.reset();

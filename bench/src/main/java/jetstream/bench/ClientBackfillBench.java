@@ -188,6 +188,7 @@ public class ClientBackfillBench {
     /** Raw-record mode: events carry the stored CBOR; no JSON, no CID. */
     @Benchmark
     @OperationsPerInvocation(EVENTS)
+    @Floor("rawZstdDecompress")
     public long backfillRawRecords() {
         return backfill(Options.builder().rawRecords());
     }
@@ -195,6 +196,7 @@ public class ClientBackfillBench {
     /** Default mode: record JSON and CID computed in the decode workers. */
     @Benchmark
     @OperationsPerInvocation(EVENTS)
+    @Floor("rawZstdDecompress")
     public long backfillRecordJson() {
         return backfill(Options.builder());
     }

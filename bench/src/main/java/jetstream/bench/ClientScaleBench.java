@@ -33,6 +33,7 @@ import jetstream.planner.SnapshotPlanner;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import jetstream.testing.ResultLine;
 
 /**
  * Client backfill at segment scale (issue 21): sealed segments of production size (default 8 ×
@@ -242,9 +243,8 @@ public final class ClientScaleBench {
         double floor = floorEvents * 1e9 / floorCpu;
         System.out.printf("client: events=%d wall %.1f s, %,.0f events/s wall, CPU %.1f s, peak buffered %.1f MiB%n",
                 events, wall / 1e9, events * 1e9 / wall, cpu / 1e9, peakBuffered / 1048576.0);
-        System.out.printf("RESULT client_backfill_events_per_core value=%.0f floor=%.0f ratio=%.3f%n", perCore, floor,
-                perCore / floor);
-        System.out.printf("RESULT client_backfill_peak_heap_mib value=%.1f floor=256 ratio=%.2f (-Xmx256m, heap used, sampled every 5 ms)%n",
-                peakHeap.get() / 1048576.0, peakHeap.get() / (256.0 * 1048576));
+        ResultLine.print("client_backfill_events_per_core", perCore, floor);
+        // the floor of the heap figure is the heap limit (-Xmx256m); heap used, sampled every 5 ms
+        ResultLine.print("client_backfill_peak_heap_mib", peakHeap.get() / 1048576.0, 256);
     }
 }

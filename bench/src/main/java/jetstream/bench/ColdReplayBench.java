@@ -28,6 +28,7 @@ import jetstream.segment.SegmentReader;
 import jetstream.segment.ZstdFrames;
 import jetstream.segment.io.SegmentName;
 import jetstream.segment.io.SegmentWriter;
+import jetstream.testing.ResultLine;
 import jetstream.wire.V1Json;
 import jetstream.wire.WireEvent;
 
@@ -46,7 +47,8 @@ import jetstream.wire.WireEvent;
  * frame → {@link BlockView}, every row touched) and decode plus the v1 JSON rendering. Reported: events
  * per second delivered to the one connection (first request to the last archived event received),
  * the gateway's CPU over that window, its heap peak ({@code jvm_memory_used_bytes{area="heap"}}
- * polled every 250 ms) and the load average.
+ * polled every 250 ms) and the load average. {@code RESULT cold_replay_v1_events_per_s} and
+ * {@code cold_replay_v1_gateway_events_per_cpu_s} take the decode + render floor (wall and CPU).
  *
  * <p>Usage: {@code bench/run --main jetstream.bench.ColdReplayBench [key=value …]}: {@code mib} (sealed
  * archive size, default 256; the issue's figure is {@code mib=10240}), {@code segmentMib} (segment size,
@@ -164,22 +166,24 @@ public final class ColdReplayBench {
         }
         double rate = visible / seconds;
         double cpuSeconds = (cpu1 - cpu0) / 100.0;
-        System.out.printf("RESULT archive %,d events (%,d visible on v1) in %.2f GiB of sealed segments%n",
+        System.out.printf("archive %,d events (%,d visible on v1) in %.2f GiB of sealed segments%n",
                 archive.lastSeq(), visible, archive.bytes() / (double) (1L << 30));
-        System.out.printf("RESULT floor (one thread) decode only: %,.0f events/s, %,.0f per CPU-s; decode + v1 render: "
+        System.out.printf("floor (one thread) decode only: %,.0f events/s, %,.0f per CPU-s; decode + v1 render: "
                         + "%,.0f events/s, %,.0f per CPU-s%n", decodeFloor[0] / (decodeFloor[1] / 1e9),
                 decodeFloor[0] / (decodeFloor[2] / 1e9), renderFloor[0] / (renderFloor[1] / 1e9),
                 renderFloor[0] / (renderFloor[2] / 1e9));
-        System.out.printf("RESULT cold replay to one v1 connection: %,.0f events/s (%.1f s, %.1f MiB/s of JSON), "
+        System.out.printf("cold replay to one v1 connection: %,.0f events/s (%.1f s, %.1f MiB/s of JSON), "
                         + "%.2f of the decode floor, %.2f of the decode+render floor; target >= 150,000%n", rate, seconds,
                 bytes.get() / seconds / 1048576.0, rate / (decodeFloor[0] / (decodeFloor[1] / 1e9)),
                 rate / (renderFloor[0] / (renderFloor[1] / 1e9)));
-        System.out.printf("RESULT gateway CPU %.1f s over the replay (%,.0f events per CPU-second, %.2f of the decode + "
+        System.out.printf("gateway CPU %.1f s over the replay (%,.0f events per CPU-second, %.2f of the decode + "
                         + "render floor's); heap peak %.1f MiB (-Xmx%s); OutOfMemoryError lines %d; alive %b%n", cpuSeconds,
                 visible / cpuSeconds, visible / cpuSeconds / (renderFloor[0] / (renderFloor[2] / 1e9)),
                 heapPeak.get() / 1048576.0, opts.getOrDefault("xmx", "512m"), ooms, gateway.process.isAlive());
-        System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
+        System.out.printf("load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
+        ResultLine.print("cold_replay_v1_events_per_s", rate, renderFloor[0] / (renderFloor[1] / 1e9));
+        ResultLine.print("cold_replay_v1_gateway_events_per_cpu_s", visible / cpuSeconds, renderFloor[0] / (renderFloor[2] / 1e9));
         ws.close();
         client.close();
         vertx.close();

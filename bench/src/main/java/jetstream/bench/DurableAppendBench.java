@@ -106,6 +106,7 @@ public class DurableAppendBench {
 
     @Benchmark
     @OperationsPerInvocation(ROWS)
+    @Floor("fsyncFloor")
     public long durableAppend() throws InterruptedException {
         cursor++;
         long target = writer.log().nextSeq() + ROWS - 1;

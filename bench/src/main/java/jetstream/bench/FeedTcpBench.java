@@ -19,6 +19,7 @@ import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.feed.FeedServer;
 import jetstream.ingester.feed.FeedTcpServer;
 import jetstream.ingester.writer.ReadableLog;
+import jetstream.testing.ResultLine;
 
 /**
  * The ingester's cost of remote readers (issue [R]): one readable log appended at {@code rate}
@@ -26,7 +27,8 @@ import jetstream.ingester.writer.ReadableLog;
  * as the floor, the same readers on the UNIX-socket feed. The ingester side's CPU is the thread CPU
  * time of the feed threads (TCP: one per reader plus the watchdog; UNIX: the selector thread) plus the
  * appending thread's extra time over a run with no reader (the wake-ups). Readers run in this JVM
- * on their own threads, not counted. Target: ≤ 5 % of one core per reader over TCP.
+ * on their own threads, not counted. Target: ≤ 5 % of one core per reader over TCP
+ * ({@code RESULT feed_tcp_ingester_cpu_percent_per_reader}, floor = the UNIX-socket feed).
  *
  * <pre>bench/run --main jetstream.bench.FeedTcpBench [readers=16] [rate=3000] [seconds=20] [payload=600]</pre>
  */
@@ -56,14 +58,19 @@ public final class FeedTcpBench {
         Result none = run(mx, "none", 0, rate, seconds, payload);
         Result unix = run(mx, "unix", readers, rate, seconds, payload);
         Result tcp = run(mx, "tcp", readers, rate, seconds, payload);
-        for (Result r : List.of(none, unix, tcp)) {
+        double[] perReaderPercent = new double[3];
+        List<Result> all = List.of(none, unix, tcp);
+        for (int i = 0; i < all.size(); i++) {
+            Result r = all.get(i);
             double extraAppend = Math.max(0, r.appendCpuNanos - none.appendCpuNanos);
             double perReader = r.readers == 0 ? 0 : (r.feedCpuNanos + extraAppend) / r.readers / (r.wallNanos) * 100;
+            perReaderPercent[i] = perReader;
             System.out.printf("%-5s events %,d delivered %,d (%s) | feed threads %.3f core, append thread %.3f core"
                             + " | ingester per reader: %.2f %% of a core%n", r.name, r.events, r.delivered,
                     r.delivered == (long) r.events * r.readers ? "all" : "MISSING", r.feedCpuNanos / (double) r.wallNanos,
                     r.appendCpuNanos / (double) r.wallNanos, perReader);
         }
+        ResultLine.print("feed_tcp_ingester_cpu_percent_per_reader", perReaderPercent[2], perReaderPercent[1]);
     }
 
     private record Result(String name, int readers, long events, long delivered, long wallNanos, long feedCpuNanos,

@@ -10,16 +10,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import jetstream.testing.ResultLine;
 
 /**
  * {@link GatewayBench}'s measurements: one scenario's delivered events per server CPU-second, bytes and
- * latency (server CPU from {@code /proc/<pid>/stat}), idle memory per subscriber, and the RESULT summary
- * over every round (the median round per scenario).
+ * latency (server CPU from {@code /proc/<pid>/stat}), idle memory per subscriber, and the {@link ResultLine}s
+ * over every round (the median round per scenario). A {@code _vs_<floor>} suffix names the floor where a figure
+ * has several; the zstd figures' floor is the same stream uncompressed.
  */
 final class GatewayMeasurements {
     private final Map<String, List<Measure>> runs = new LinkedHashMap<>();
-    /** The idle-memory RESULT lines, in measurement order. */
+    /** The idle-memory lines, in measurement order: the gateway's, then its floor's. */
     final List<String> memoryLines = new ArrayList<>();
+    /** KiB per idle subscriber {heap after GC, VmRSS}, in the order of {@link #memoryLines}. */
+    private final List<double[]> memoryPerSubscriber = new ArrayList<>();
 
     record Measure(String what, int subs, double rate, double seconds, long messages, long bytes,
                    double cpuSeconds, long p50, long p99, String line) {
@@ -80,7 +84,7 @@ final class GatewayMeasurements {
         long bytes = s1[1] - s0[1];
         double offered = rate * subs * visible;
         double perCpu = msgs / cpu;
-        String line = String.format("RESULT %-22s subs=%-5d feed=%.0f ev/s offered=%,.0f/s delivered=%,.0f/s (%.0f %%) "
+        String line = String.format("%-22s subs=%-5d feed=%.0f ev/s offered=%,.0f/s delivered=%,.0f/s (%.0f %%) "
                         + "server CPU %.2f cores (user %.0f %%, sys %.0f %%) → %,.0f delivered events per CPU-second, "
                         + "%.2f write syscalls per delivered event, %.0f B/msg%s, closed by server %d, load %s",
                 what, subs, rate, offered, msgs / wall, 100.0 * msgs / wall / offered, cpu / wall, 100 * user / cpu,
@@ -88,7 +92,7 @@ final class GatewayMeasurements {
                 bytes / (double) msgs, latency ? String.format(", latency p50 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms (%d samples)",
                         lat[1] / 1000.0, lat[2] / 1000.0, lat[3] / 1000.0, lat[4] / 1000.0, lat[0]) : "",
                 closedByServer, GatewayBench.loadAverage());
-        System.out.println("  run " + line.substring("RESULT ".length()));
+        System.out.println("  run " + line);
         add(new Measure(what, subs, rate, wall, msgs, bytes, cpu, lat[1], lat[2], line));
     }
 
@@ -100,11 +104,12 @@ final class GatewayMeasurements {
         long[] after = heapAndRss(server.process.pid());
         lg.closeAll();
         Thread.sleep(1000);
-        String line = String.format("RESULT %-22s subs=%d heap after GC %,d → %,d KiB = %.1f KiB/subscriber; VmRSS %,d → %,d KiB = %.1f KiB/subscriber, load %s",
+        String line = String.format("%-22s subs=%d heap after GC %,d → %,d KiB = %.1f KiB/subscriber; VmRSS %,d → %,d KiB = %.1f KiB/subscriber, load %s",
                 server.name + " idle memory", n, before[0], after[0], (after[0] - before[0]) / (double) n, before[1], after[1],
                 (after[1] - before[1]) / (double) n, GatewayBench.loadAverage());
         System.out.println(line);
         memoryLines.add(line);
+        memoryPerSubscriber.add(new double[] {(after[0] - before[0]) / (double) n, (after[1] - before[1]) / (double) n});
     }
 
     private static final Pattern HEAP_USED = Pattern.compile("total \\d+K, used (\\d+)K");
@@ -164,33 +169,37 @@ final class GatewayMeasurements {
             if (n == 1000) {
                 at1000 = g.perCpuSecond();
             }
-            System.out.printf("RESULT fanout_delivered_per_cpu_s_vs_vertx_noop subs=%d value=%.0f floor=%.0f ratio=%.2f%n",
-                    n, g.perCpuSecond(), f.perCpuSecond(), g.perCpuSecond() / f.perCpuSecond());
-            System.out.printf("RESULT fanout_delivered_per_cpu_s_vs_raw_netty subs=%d value=%.0f floor=%.0f ratio=%.2f%n",
-                    n, g.perCpuSecond(), r.perCpuSecond(), g.perCpuSecond() / r.perCpuSecond());
-            System.out.printf("RESULT fanout_delivered_per_cpu_s_vs_netty_batched subs=%d window_ms=%s value=%.0f floor=%.0f ratio=%.2f%n",
-                    n, windowMs, g.perCpuSecond(), b.perCpuSecond(), g.perCpuSecond() / b.perCpuSecond());
+            String subs = "fanout_" + n + "subs";
+            ResultLine.print(subs + "_delivered_per_cpu_s_vs_vertx_noop", g.perCpuSecond(), f.perCpuSecond());
+            ResultLine.print(subs + "_delivered_per_cpu_s_vs_raw_netty", g.perCpuSecond(), r.perCpuSecond());
+            ResultLine.print(subs + "_window_" + ResultLine.snake(ResultLine.number(windowMs)) + "ms_delivered_per_cpu_s_vs_netty_batched",
+                    g.perCpuSecond(), b.perCpuSecond());
         }
         List<Measure> v2None = runs.get(key("gateway v2 none", compare));
         Measure v2Zstd = median(runs.get(key("gateway v2 zstd", compare)));
         if (v2None != null) {
-            Measure m = median(v2None);
-            System.out.printf("RESULT ratio subs=%d v2 zstd/none delivered per CPU-second %.2f, bytes sent %.2f%n", compare,
-                    v2Zstd.perCpuSecond() / m.perCpuSecond(), v2Zstd.bytesPerMessage() / m.bytesPerMessage());
+            compression("fanout_" + compare + "subs_v2_zstd", v2Zstd, median(v2None));
         }
-        Measure v1None = median(runs.get(key("gateway v1 none", compare)));
-        Measure v1Zstd = median(runs.get(key("gateway v1 zstd", compare)));
-        System.out.printf("RESULT ratio subs=%d v1 zstd/none delivered per CPU-second %.2f, bytes sent %.2f%n", compare,
-                v1Zstd.perCpuSecond() / v1None.perCpuSecond(), v1Zstd.bytesPerMessage() / v1None.bytesPerMessage());
+        compression("fanout_" + compare + "subs_v1_zstd", median(runs.get(key("gateway v1 zstd", compare))),
+                median(runs.get(key("gateway v1 none", compare))));
         double latP99 = medianP99(runs.get(key("gateway v2 latency", latSubs)));
         double floorP99 = medianP99(runs.get(key("floor latency", latSubs)));
         double nettyP99 = medianP99(runs.get(key("netty floor latency", latSubs)));
-        System.out.printf("RESULT fanout_p99_ms_vs_vertx_noop subs=%dx%.0f value=%.2f floor=%.2f ratio=%.2f%n",
-                latSubs, latRate, latP99 / 1000.0, floorP99 / 1000.0, latP99 / floorP99);
-        System.out.printf("RESULT fanout_p99_ms_vs_raw_netty subs=%dx%.0f value=%.2f floor=%.2f ratio=%.2f%n",
-                latSubs, latRate, latP99 / 1000.0, nettyP99 / 1000.0, latP99 / nettyP99);
-        System.out.printf("RESULT targets: ≥ 300 000 delivered events per gateway CPU-second at 1,000 subscribers: %s; p99 < 20 ms at %d × %.0f: %s (%.2f ms)%n",
+        String lat = "fanout_" + latSubs + "x" + Math.round(latRate) + "_p99_ms";
+        ResultLine.print(lat + "_vs_vertx_noop", latP99 / 1000.0, floorP99 / 1000.0);
+        ResultLine.print(lat + "_vs_raw_netty", latP99 / 1000.0, nettyP99 / 1000.0);
+        if (memoryPerSubscriber.size() == 2) {
+            ResultLine.print("fanout_idle_heap_kib_per_subscriber", memoryPerSubscriber.get(0)[0], memoryPerSubscriber.get(1)[0]);
+            ResultLine.print("fanout_idle_rss_kib_per_subscriber", memoryPerSubscriber.get(0)[1], memoryPerSubscriber.get(1)[1]);
+        }
+        System.out.printf("targets: ≥ 300 000 delivered events per gateway CPU-second at 1,000 subscribers: %s; p99 < 20 ms at %d × %.0f: %s (%.2f ms)%n",
                 at1000 < 0 ? "not measured (subs lacks 1000)" : at1000 >= 300_000 ? "met" : String.format("MISSED (%,.0f)", at1000),
                 latSubs, latRate, latP99 < 20_000 ? "met" : "MISSED", latP99 / 1000.0);
+    }
+
+    /** A compressed stream's delivered events per CPU-second and bytes per message, the uncompressed one the floor. */
+    private static void compression(String metric, Measure zstd, Measure none) {
+        ResultLine.print(metric + "_delivered_per_cpu_s", zstd.perCpuSecond(), none.perCpuSecond());
+        ResultLine.print(metric + "_bytes_per_msg", zstd.bytesPerMessage(), none.bytesPerMessage());
     }
 }

@@ -32,6 +32,7 @@ import jetstream.segment.io.SegmentIO;
 import jetstream.segment.io.SegmentWriter;
 import jetstream.simulator.SimConfig;
 import jetstream.simulator.Simulator;
+import jetstream.testing.ResultLine;
 
 /**
  * Live frames → durable rows (issue [D]): real signed firehose frames from the simulator, captured
@@ -45,7 +46,9 @@ import jetstream.simulator.Simulator;
  * Verification runs twice: on the consumer thread ({@code verifyThreads} 0, the serial path) and on
  * the consumer's pool of one worker per core (the production default), which applies in arrival
  * order. Reports events/s (wall) and CPU µs per event: the consumer, writer and verification
- * threads ({@link ThreadMXBean}), and the whole process (GC and JIT included).
+ * threads ({@link ThreadMXBean}), and the whole process (GC and JIT included). Machine lines:
+ * {@code RESULT live_ingest_<mode>_events_per_s} and {@code _cpu_us_per_event} (consumer + writer threads), each
+ * mode ({@code unverified}, {@code verified_serial}, {@code verified_<n>workers}) against the decode floor.
  *
  * <p>Usage: {@code bench/run --main jetstream.bench.LiveIngestBench [events] [passes] [verifyThreads]}
  * (defaults 40000, 3 and the core count; two warm-up passes per mode precede the measured ones).
@@ -107,10 +110,11 @@ public final class LiveIngestBench {
                         pooled.add(w);
                     }
                 }
-                report("floor: FrameDecoder.decode only", floor, null);
-                report("live → durable, no verification", plain, median(floor));
-                report("live → durable, Sync 1.1 verification", verified, median(floor));
-                report("live → durable, verification on " + threads + " workers", pooled, median(floor));
+                report("floor: FrameDecoder.decode only", null, floor, null);
+                report("live → durable, no verification", "live_ingest_unverified", plain, median(floor));
+                report("live → durable, Sync 1.1 verification", "live_ingest_verified_serial", verified, median(floor));
+                report("live → durable, verification on " + threads + " workers", "live_ingest_verified_" + threads + "workers",
+                        pooled, median(floor));
             }
         } finally {
             try (Stream<Path> s = Files.walk(root)) {
@@ -138,11 +142,12 @@ public final class LiveIngestBench {
         return sorted.get(sorted.size() / 2);
     }
 
-    private static void report(String what, List<Pass> ps, Pass floor) {
+    /** The human summary of {@code ps}; against a floor also {@code RESULT <metric>_events_per_s} and {@code _cpu_us_per_event}. */
+    private static void report(String what, String metric, List<Pass> ps, Pass floor) {
         Pass m = median(ps);
         double min = ps.stream().mapToDouble(Pass::eventsPerSecond).min().orElse(0);
         double max = ps.stream().mapToDouble(Pass::eventsPerSecond).max().orElse(0);
-        System.out.printf("RESULT %-42s median %,.0f events/s (range %,.0f–%,.0f), consumer+writer CPU %.2f µs/event, process CPU %.2f µs/event, %,.0f events per CPU-second",
+        System.out.printf("%-42s median %,.0f events/s (range %,.0f–%,.0f), consumer+writer CPU %.2f µs/event, process CPU %.2f µs/event, %,.0f events per CPU-second",
                 what, m.eventsPerSecond(), min, max, m.threadCpuMicrosPerEvent(), m.processCpuMicrosPerEvent(),
                 1e6 / m.threadCpuMicrosPerEvent());
         if (floor != null) {
@@ -150,6 +155,10 @@ public final class LiveIngestBench {
                     m.threadCpuMicrosPerEvent() / floor.threadCpuMicrosPerEvent());
         }
         System.out.println();
+        if (floor != null) {
+            ResultLine.print(metric + "_events_per_s", m.eventsPerSecond(), floor.eventsPerSecond());
+            ResultLine.print(metric + "_cpu_us_per_event", m.threadCpuMicrosPerEvent(), floor.threadCpuMicrosPerEvent());
+        }
     }
 
     private static Pass decodeFloor(List<byte[]> frames) throws Exception {

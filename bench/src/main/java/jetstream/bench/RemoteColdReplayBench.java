@@ -31,6 +31,7 @@ import jetstream.replay.FeedActiveBlocks;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.io.SegmentWriter;
+import jetstream.testing.ResultLine;
 
 /**
  * Remote against local cold replay over the same sealed archive: one reader replays from seq 1 to the
@@ -40,6 +41,9 @@ import jetstream.segment.io.SegmentWriter;
  * so this JVM's CPU time is the gateway side only (reads, HTTP client, decompression, the exact filter;
  * no JSON rendering, which both modes share). Block cache off, so every block is read once, as a deep
  * cursor's reader does. Bytes fetched = the archive-server's {@code jetstream_getblock_served_bytes_total}.
+ * The local reader is the floor of the remote one: {@code RESULT remote_cold_replay_all_events_per_cpu_s},
+ * {@code _one_did_events_per_cpu_s} and, for the active window (reading thread only, the feed's server shares
+ * this JVM), {@code _active_window_events_per_thread_cpu_s}.
  *
  * <p>Command: {@code bench/run --main jetstream.bench.RemoteColdReplayBench [mib] [passes]}; needs
  * {@code archive-server/target/quarkus-app} ({@code mvn -B -o -q -pl archive-server -am package -DskipTests}).
@@ -81,10 +85,14 @@ public final class RemoteColdReplayBench {
             System.out.println("run | events | events per gateway CPU-second | getBlock bytes fetched | wall s | CPU");
             for (int p = 0; p < passes; p++) {
                 boolean last = p == passes - 1;
-                run("local, all", new SegmentCatalog(segments), all, http, mgmt, 1, rows, last);
-                run("remote, all", remote(base), all, http, mgmt, 1, rows, last);
-                run("local, one DID", new SegmentCatalog(segments), one, http, mgmt, 1, rows, last);
-                run("remote, one DID", remote(base), one, http, mgmt, 1, rows, last);
+                double[] localAll = run("local, all", new SegmentCatalog(segments), all, http, mgmt, 1, rows, last);
+                double[] remoteAll = run("remote, all", remote(base), all, http, mgmt, 1, rows, last);
+                double[] localOne = run("local, one DID", new SegmentCatalog(segments), one, http, mgmt, 1, rows, last);
+                double[] remoteOne = run("remote, one DID", remote(base), one, http, mgmt, 1, rows, last);
+                if (last) {
+                    ResultLine.print("remote_cold_replay_all_events_per_cpu_s", remoteAll[0], localAll[0]);
+                    ResultLine.print("remote_cold_replay_one_did_events_per_cpu_s", remoteOne[0], localOne[0]);
+                }
             }
             activeWindow(data, base, rows, passes, http, mgmt);
         } finally {
@@ -122,13 +130,14 @@ public final class RemoteColdReplayBench {
             FeedClient.Remote remote = new FeedClient.Remote("127.0.0.1", tcp.port(), secret, null);
             for (int p = 0; p < passes; p++) {
                 boolean print = p == passes - 1;
-                run("local, active window", new SegmentCatalog(dir), SubscriptionFilter.v2All(), http, mgmt,
+                double[] local = run("local, active window", new SegmentCatalog(dir), SubscriptionFilter.v2All(), http, mgmt,
                         sealedRows + 1, last, print);
                 BlockCache cache = new BlockCache(0);
                 FeedActiveBlocks blocks = new FeedActiveBlocks(remote, Duration.ofSeconds(30), cache);
-                run("remote, active window (feed)", new SegmentCatalog(new ArchiveHttp(base, Duration.ofSeconds(30)),
-                        cache, blocks), SubscriptionFilter.v2All(), http, mgmt, sealedRows + 1, last, print);
+                double[] viaFeed = run("remote, active window (feed)", new SegmentCatalog(new ArchiveHttp(base,
+                        Duration.ofSeconds(30)), cache, blocks), SubscriptionFilter.v2All(), http, mgmt, sealedRows + 1, last, print);
                 if (print) {
+                    ResultLine.print("remote_cold_replay_active_window_events_per_thread_cpu_s", viaFeed[1], local[1]);
                     System.out.printf("  feed: %d READ_ACTIVE requests, %.1f MiB of block frames%n", blocks.requests(),
                             blocks.frameBytes() / (double) (1 << 20));
                 }
@@ -136,8 +145,11 @@ public final class RemoteColdReplayBench {
         }
     }
 
-    /** One replay of {@code [from, to]}; printed only on the last pass (the others warm up). */
-    private static void run(String name, SegmentCatalog catalog, SubscriptionFilter filter, HttpClient http, int mgmt,
+    /**
+     * One replay of {@code [from, to]}, printed only on the last pass (the others warm up): {events per
+     * process CPU-second, per reading-thread CPU-second}.
+     */
+    private static double[] run(String name, SegmentCatalog catalog, SubscriptionFilter filter, HttpClient http, int mgmt,
                             long from, long to, boolean print) throws Exception {
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
@@ -167,6 +179,7 @@ public final class RemoteColdReplayBench {
                     name, matched[0], matched[0] / (cpu / 1e9), matched[0] / (thread / 1e9), fetched / (1 << 20), wall,
                     cpu / 1e9, thread / 1e9);
         }
+        return new double[] {matched[0] / (cpu / 1e9), matched[0] / (thread / 1e9)};
     }
 
     /** The archive-server's getBlock served bytes (block indexes, two small ranges per segment, are not counted). */

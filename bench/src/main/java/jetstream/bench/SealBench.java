@@ -10,8 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -35,10 +33,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.CommandLineOptions;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * A full 256 MiB segment through the production writer: {@link #writeAndSeal} appends realistic rows
@@ -51,9 +45,9 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * only the footer's assembly, two writes and two fsyncs are timed); {@link #floorWriteFsync} writes
  * the same sealed bytes sequentially and fsyncs once — the disk's floor for producing that file — and
  * {@link #floorFooterFsync} does only the fed seal's I/O (footer write + fsync, header write + fsync),
- * the floor of the seal step alone. Run
- * through {@link #main} (JMH options as arguments) it also prints {@code RESULT} lines: each seal and
- * write + seal against that floor, from the same run.
+ * the floor of the seal step alone. {@code bench/run} prints {@code RESULT seal_256mib_ms} ({@code sealOnly}),
+ * {@code seal_fed_256mib_ms}, {@code resume_seal_256mib_ms} and {@code write_seal_256mib_ms} against
+ * {@code floorWriteFsync}, and {@code seal_fed_vs_footer_io_ms} against {@code floorFooterFsync}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
@@ -288,23 +282,28 @@ public class SealBench {
     }
 
     @Benchmark
+    @Floor(value = "floorWriteFsync", metric = "seal_fed_256mib_ms")
+    @Floor(value = "floorFooterFsync", metric = "seal_fed_vs_footer_io_ms")
     public long sealFed(FedActive active) {
         return SegmentSealer.seal(active.segment, active.zstd).fileSize();
     }
 
     @Benchmark
+    @Floor(value = "floorWriteFsync", metric = "write_seal_256mib_ms")
     public long writeAndSeal() throws IOException {
         Path d = freshDir();
         return Files.size(writeOneSegment(d));
     }
 
     @Benchmark
+    @Floor(value = "floorWriteFsync", metric = "seal_256mib_ms")
     public long sealOnly(ActiveCopy active) {
         return SegmentSealer.seal(active.segment, active.zstd).fileSize();
     }
 
     /** The whole restart path: resume a fresh copy of the active image (walk, decode every frame), then seal it. */
     @Benchmark
+    @Floor(value = "floorWriteFsync", metric = "resume_seal_256mib_ms")
     public long resumeAndSeal(FooterFloor copy) {
         try (ZstdFrames zstd = new ZstdFrames()) {
             return SegmentSealer.seal(ActiveSegment.resume(SegmentIO.PRODUCTION, copy.file, zstd), zstd).fileSize();
@@ -362,39 +361,6 @@ public class SealBench {
                     ch.write(b);
                 }
                 ch.force(true);
-            }
-        }
-    }
-
-    /**
-     * Runs the benchmarks with the given JMH options (e.g. {@code -f 1 -wi 2 -i 3}) and prints
-     * {@code RESULT seal_256mib_ms value=<sealOnly> floor=<floorWriteFsync> ratio=<x>} and the same for
-     * the fed seal ({@code seal_fed_256mib_ms}) and write + seal, for whichever of them ran.
-     */
-    public static void main(String[] args) throws Exception {
-        CommandLineOptions cli = new CommandLineOptions(args);
-        OptionsBuilder opts = new OptionsBuilder();
-        opts.parent(cli);
-        if (cli.getIncludes().isEmpty()) {
-            opts.include(SealBench.class.getSimpleName() + "\\.");
-        }
-        Map<String, Double> ms = new HashMap<>();
-        for (RunResult r : new Runner(opts.build()).run()) {
-            String name = r.getParams().getBenchmark();
-            ms.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
-        }
-        Double footerFloor = ms.get("floorFooterFsync");
-        Double fed = ms.get("sealFed");
-        if (fed != null && footerFloor != null) {
-            System.out.printf("RESULT seal_fed_vs_footer_io_ms value=%.0f floor=%.0f ratio=%.2f%n", fed, footerFloor,
-                    fed / footerFloor);
-        }
-        Double floor = ms.get("floorWriteFsync");
-        for (String[] m : new String[][] {{"sealOnly", "seal_256mib_ms"}, {"sealFed", "seal_fed_256mib_ms"},
-                {"resumeAndSeal", "resume_seal_256mib_ms"}, {"writeAndSeal", "write_seal_256mib_ms"}}) {
-            Double v = ms.get(m[0]);
-            if (v != null && floor != null) {
-                System.out.printf("RESULT %s value=%.0f floor=%.0f ratio=%.2f%n", m[1], v, floor, v / floor);
             }
         }
     }

@@ -29,6 +29,7 @@ import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
 import jetstream.testing.RawUpgrades;
+import jetstream.testing.ResultLine;
 
 /**
  * The issue-21 upgrade flood against one packaged gateway: {@code upgrades} WebSocket upgrades to
@@ -41,9 +42,13 @@ import jetstream.testing.RawUpgrades;
  * <p>Reports: every upgrade's outcome by status (101 / 503 / 429 / other), the readiness answer times
  * (max and p99, and any probe without an answer within 5 s), the gateway's heap peak (its
  * {@code jvm_memory_used_bytes{area="heap"}} polled every 250 ms), {@code OutOfMemoryError}s in its log,
- * whether every live subscriber kept receiving (events in the last second of the flood), and the live
- * subscribers' delivery latency ({@link LiveLatency}) during the flood against its floor, the same
- * subscribers' latency over the 2 s before it.
+ * and whether every live subscriber kept receiving (events in the last second of the flood), and the live
+ * subscribers' delivery latency ({@link LiveLatency}). Floors: the flood's
+ * duration against the generator's own CPU time for it ({@link RawUpgrades} only; the Vert.x flood has none), the
+ * readiness max and p99, the heap peak and the live latency p99 against the same gateway in the 2 s before the
+ * flood, its live subscribers connected ({@code RESULT upgrade_flood_s}, {@code _ready_max_ms}, {@code _ready_p99_ms},
+ * {@code _heap_peak_mib}, {@code _live_p99_ms}); the starved-subscriber count, a pass/fail figure, prints
+ * {@code floor=none}.
  *
  * <p>Usage: {@code bench/run --main jetstream.bench.UpgradeFloodBench [key=value …]}: {@code upgrades}
  * (default 5000), {@code dids} (10000), {@code inflight} (200), {@code ips} (1), {@code live} (20),
@@ -117,10 +122,17 @@ public final class UpgradeFloodBench {
                 latency.record(b);
             });
         }
-        Thread.sleep(3000);
-        // The floor: the same live subscribers' latency over the last 2 s before the flood.
+        // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
+        // latency's floor is the same subscribers' over the last second of those)
+        List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
+        AtomicLong unanswered = new AtomicLong();
+        AtomicLong heapPeak = new AtomicLong();
+        Thread prober = new Thread(() -> probe(readyMicros, unanswered, heapPeak), "ready-prober");
+        prober.setDaemon(true);
+        prober.start();
+        Thread.sleep(1000);
         latency.reset();
-        Thread.sleep(2000);
+        Thread.sleep(1000);
         long quietP99 = latency.percentile(0.99);
         long quietCount = latency.count();
         latency.reset();
@@ -128,13 +140,17 @@ public final class UpgradeFloodBench {
         if (liveBefore == 0) {
             throw new IllegalStateException("live subscribers received nothing before the flood");
         }
-
-        List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
-        AtomicLong unanswered = new AtomicLong();
-        AtomicLong heapPeak = new AtomicLong();
-        Thread prober = new Thread(() -> probe(readyMicros, unanswered, heapPeak), "ready-prober");
-        prober.setDaemon(true);
-        prober.start();
+        List<Long> quiet;
+        synchronized (readyMicros) {
+            quiet = new ArrayList<>(readyMicros);
+            readyMicros.clear();
+        }
+        if (quiet.size() > 1) {
+            quiet.remove(0); // the prober's first request opens its connection
+        }
+        Collections.sort(quiet);
+        double quietHeapMib = heapPeak.getAndSet(0) / 1048576.0;
+        double generatorSeconds = Double.NaN;
 
         Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
         Semaphore slots = new Semaphore(inflight);
@@ -154,11 +170,12 @@ public final class UpgradeFloodBench {
             long cpu0 = mx.getCurrentThreadCpuTime();
             raw.run(upgrades, inflight);
             long cpu = mx.getCurrentThreadCpuTime() - cpu0;
+            generatorSeconds = cpu / 1e9;
             // What this one thread could offer: the generator's own CPU per upgrade, apart from the gateway's pace.
-            System.out.printf("RESULT generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
+            System.out.printf("generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
                     cpu / 1e9, upgrades, cpu / 1e6 / upgrades, upgrades / (cpu / 1e9));
             outcomes.putAll(raw.outcomes);
-            System.out.printf("RESULT answer time (connect to status line) p50=%.0f ms p99=%.0f ms max=%.0f ms%n",
+            System.out.printf("answer time (connect to status line) p50=%.0f ms p99=%.0f ms max=%.0f ms%n",
                     raw.answerMillis(0.5), raw.answerMillis(0.99), raw.answerMillis(1));
         }
         for (int i = 0; raw == null && i < upgrades; i++) {
@@ -205,27 +222,35 @@ public final class UpgradeFloodBench {
 
         List<Long> sorted = new ArrayList<>(readyMicros);
         Collections.sort(sorted);
-        long max = sorted.isEmpty() ? -1 : sorted.get(sorted.size() - 1);
-        long p99 = sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
+        long max = max(sorted);
+        long p99 = p99(sorted);
         long ooms = Files.readAllLines(data.resolve("gateway.log")).stream().filter(l -> l.contains("OutOfMemoryError")
                         || l.contains("OutOfDirectMemoryError"))
                 .count();
-        System.out.printf("RESULT upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f (%.0f upgrades/s) outcomes=%s%n", upgrades,
+        System.out.printf("upgrades=%d dids=%d inflight=%d ips=%d seconds=%.1f (%.0f upgrades/s) outcomes=%s%n", upgrades,
                 dids, inflight, ips, seconds, upgrades / seconds, new java.util.TreeMap<>(outcomes));
-        System.out.printf("RESULT ready probes=%d max=%.1f ms p99=%.1f ms unanswered(>5s)=%d%n", sorted.size(),
+        System.out.printf("ready probes=%d max=%.1f ms p99=%.1f ms unanswered(>5s)=%d%n", sorted.size(),
                 max / 1000.0, p99 / 1000.0, unanswered.get());
-        System.out.printf("RESULT gateway heap peak=%.1f MiB, after the flood and a full GC=%.1f MiB (-Xmx%s) "
+        System.out.printf("gateway heap peak=%.1f MiB, after the flood and a full GC=%.1f MiB (-Xmx%s) "
                 + "OutOfMemoryError lines=%d alive=%b%n", heapPeak.get() / 1048576.0, heldAfterGc / 1048576.0,
                 opts.getOrDefault("xmx", "1g"), ooms, gateway.process.isAlive());
-        System.out.printf("RESULT live subscribers=%d events during flood=%d starved in the last second=%d%n", live,
+        System.out.printf("live subscribers=%d events during flood=%d starved in the last second=%d%n", live,
                 liveMark - liveBefore, starved);
-        System.out.printf("RESULT live latency during the flood (and its last second): %,d events p50=%d ms p99=%d ms "
+        System.out.printf("live latency during the flood (and its last second): %,d events p50=%d ms p99=%d ms "
                 + "max=%d ms; before the flood: %,d events p99=%d ms%n", floodCount, floodP50, floodP99, floodMax,
                 quietCount, quietP99);
-        System.out.printf("RESULT flood_live_p99_ms value=%d floor=%d ratio=%.2f%n", floodP99, quietP99,
-                floodP99 / (double) Math.max(1, quietP99));
-        System.out.printf("RESULT load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
+        System.out.printf("load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
+        if (raw != null) {
+            ResultLine.print("upgrade_flood_s", seconds, generatorSeconds);
+        } else {
+            ResultLine.printNoFloor("upgrade_flood_s", seconds);
+        }
+        ResultLine.print("upgrade_flood_ready_max_ms", max / 1000.0, max(quiet) / 1000.0);
+        ResultLine.print("upgrade_flood_ready_p99_ms", p99 / 1000.0, p99(quiet) / 1000.0);
+        ResultLine.print("upgrade_flood_heap_peak_mib", heapPeak.get() / 1048576.0, quietHeapMib);
+        ResultLine.print("upgrade_flood_live_p99_ms", floodP99, quietP99);
+        ResultLine.printNoFloor("upgrade_flood_live_starved_subscribers", starved);
         if (raw != null) {
             raw.closeHeld();
         }
@@ -309,6 +334,15 @@ public final class UpgradeFloodBench {
             b.append("wantedDids=did:plc:").append(String.format("%08d%016d", salt, i)).append('&');
         }
         return b.toString();
+    }
+
+    /** The largest of sorted samples, -1 when there are none. */
+    private static long max(List<Long> sorted) {
+        return sorted.isEmpty() ? -1 : sorted.get(sorted.size() - 1);
+    }
+
+    private static long p99(List<Long> sorted) {
+        return sorted.isEmpty() ? -1 : sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1));
     }
 
     private static long sum(LongAdder[] a) {

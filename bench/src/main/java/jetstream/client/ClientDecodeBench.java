@@ -12,6 +12,7 @@ import jetstream.planner.PlanFilter;
 import jetstream.segment.BlockIndexEntry;
 import jetstream.segment.SegmentReader;
 import jetstream.segment.io.SegmentName;
+import jetstream.testing.ResultLine;
 
 /**
  * The client's decode path alone, per core: {@link BlockDecoder} over the block frames of a sealed
@@ -65,10 +66,8 @@ public final class ClientDecodeBench {
                     perSecond[m], ns / (double) n, n);
         }
         System.out.printf("archive: %d events, %d blocks%n", events, frames.size());
-        System.out.printf("RESULT client_decode_raw_events_per_cpu_s value=%.0f floor=%.0f ratio=%.3f%n",
-                perSecond[1], perSecond[0], perSecond[1] / perSecond[0]);
-        System.out.printf("RESULT client_decode_json_events_per_cpu_s value=%.0f floor=%.0f ratio=%.3f%n",
-                perSecond[2], perSecond[0], perSecond[2] / perSecond[0]);
+        ResultLine.print("client_decode_raw_events_per_cpu_s", perSecond[1], perSecond[0]);
+        ResultLine.print("client_decode_json_events_per_cpu_s", perSecond[2], perSecond[0]);
     }
 
     private static long archive(List<byte[]> frames, List<BlockIndexEntry> entries) throws Exception {

@@ -23,12 +23,14 @@ import jetstream.replay.BlockCache;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.io.SegmentWriter;
+import jetstream.testing.ResultLine;
 
 /**
  * Bench harness, not a test (runs only with {@code -Djetstream.bench=true}; see BENCHMARKS.md): live
  * subscribers' delivery latency (append to hand-over to the socket) while 50 cold replays run at
- * once, with the cold-replay budget off and at its default, against no cold readers. Prints figures;
- * asserts nothing about time.
+ * once, with the cold-replay budget off and at its default, against no cold readers. Prints figures and
+ * {@code RESULT live_p99_under_cold_replays_ms} (default budget) and {@code _budget_off_ms}, the floor being the
+ * live p99 with no cold readers; asserts nothing about time.
  */
 @EnabledIfSystemProperty(named = "jetstream.bench", matches = "true")
 class ColdReplayLoadBench {
@@ -86,13 +88,14 @@ class ColdReplayLoadBench {
         System.out.printf("ColdReplayLoadBench: %d archived events, %d cold + %d live subscribers, %d ev/s live for %d s; "
                 + "load average at start: %s%n", ARCHIVED, COLD, LIVE, RATE, SECONDS,
                 Files.readString(Path.of("/proc/loadavg")).strip());
-        run(segs, rows, 0, -1);
-        run(segs, rows, COLD, 0);
-        run(segs, rows, COLD, 200_000);
+        double quiet = run(segs, rows, 0, -1);
+        ResultLine.print("live_p99_under_cold_replays_budget_off_ms", run(segs, rows, COLD, 0), quiet);
+        ResultLine.print("live_p99_under_cold_replays_ms", run(segs, rows, COLD, 200_000), quiet);
         System.out.printf("ColdReplayLoadBench: load average at end: %s%n", Files.readString(Path.of("/proc/loadavg")).strip());
     }
 
-    private void run(Path segs, List<TestRows.Row> archive, int cold, double budgetPerSecond) throws Exception {
+    /** One scenario; returns the live readers' p99 latency in ms. */
+    private double run(Path segs, List<TestRows.Row> archive, int cold, double budgetPerSecond) throws Exception {
         int total = ARCHIVED + RATE * SECONDS + 10;
         long[] appendedAt = new long[total + 1];
         Ring ring = new Ring(64L << 20);
@@ -154,6 +157,7 @@ class ColdReplayLoadBench {
         timer.shutdownNow();
         coldSinks.forEach(s -> s.thread.shutdownNow());
         liveSinks.forEach(s -> s.thread.shutdownNow());
+        return pct(all, 0.99);
     }
 
     private static double pct(long[] sorted, double p) {
