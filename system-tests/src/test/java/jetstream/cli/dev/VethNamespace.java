@@ -23,11 +23,9 @@ final class VethNamespace implements AutoCloseable {
     private static final Pattern OURS = Pattern.compile(PREFIX + "(\\d+)");
 
     private final DevStackConfig.Netns netns;
-    private final String hostLink;
 
-    private VethNamespace(DevStackConfig.Netns netns, String hostLink) {
+    private VethNamespace(DevStackConfig.Netns netns) {
         this.netns = netns;
-        this.hostLink = hostLink;
     }
 
     /** A new namespace and veth pair, or an IOException saying why {@code ip} could not make them (nothing left behind). */
@@ -35,11 +33,10 @@ final class VethNamespace implements AutoCloseable {
         long pid = ProcessHandle.current().pid();
         deleteStale(pid);
         String name = PREFIX + pid;
-        String hostLink = name + "h";
+        String hostLink = hostLink(name);
         String innerLink = name + "n";
         int n = freeSubnet(pid);
-        VethNamespace ns = new VethNamespace(new DevStackConfig.Netns(name, "10.213." + n + ".1", "10.213." + n + ".2"),
-                hostLink);
+        VethNamespace ns = new VethNamespace(new DevStackConfig.Netns(name, "10.213." + n + ".1", "10.213." + n + ".2"));
         try {
             ip("netns", "add", name);
             ip("link", "add", hostLink, "type", "veth", "peer", "name", innerLink, "netns", name);
@@ -50,7 +47,7 @@ final class VethNamespace implements AutoCloseable {
             // the gateway's JVM and Quarkus expect a working loopback; it is the namespace's own, not the host's
             ip("-n", name, "link", "set", "lo", "up");
         } catch (IOException | InterruptedException | RuntimeException e) {
-            ns.deleteQuietly();
+            deleteQuietly(name);
             throw e;
         }
         return ns;
@@ -79,17 +76,25 @@ final class VethNamespace implements AutoCloseable {
         return link.equals("net:[" + inode + "]");
     }
 
-    /** Deletes the pair (both ends go with either) and the namespace; a failure is thrown once both were tried. */
     @Override
     public void close() throws IOException, InterruptedException {
+        delete(netns.name());
+    }
+
+    private static String hostLink(String name) {
+        return name + "h";
+    }
+
+    /** Deletes the pair (both ends go with either) and the namespace; a failure is thrown once both were tried. */
+    private static void delete(String name) throws IOException, InterruptedException {
         IOException failed = null;
         try {
-            ip("link", "del", hostLink);
+            ip("link", "del", hostLink(name));
         } catch (IOException e) {
             failed = e;
         }
         try {
-            ip("netns", "del", netns.name());
+            ip("netns", "del", name);
         } catch (IOException e) {
             if (failed != null) {
                 e.addSuppressed(failed);
@@ -101,11 +106,13 @@ final class VethNamespace implements AutoCloseable {
         }
     }
 
-    private void deleteQuietly() {
+    private static void deleteQuietly(String name) {
         try {
-            close();
-        } catch (IOException | InterruptedException e) {
-            // creation failed part way: some of the pair or the namespace may never have existed
+            delete(name);
+        } catch (IOException e) {
+            // a creation that failed part way, or a stale pair gone with its namespace: what is missing is no error
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -119,7 +126,7 @@ final class VethNamespace implements AutoCloseable {
             }
             long pid = Long.parseLong(m.group(1));
             if (pid == self || ProcessHandle.of(pid).filter(ProcessHandle::isAlive).isEmpty()) {
-                new VethNamespace(new DevStackConfig.Netns(name, "-", "-"), name + "h").deleteQuietly();
+                deleteQuietly(name);
             }
         }
     }
