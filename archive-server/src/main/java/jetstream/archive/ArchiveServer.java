@@ -179,6 +179,10 @@ public class ArchiveServer {
                 public void onConnected(FeedFrame.Subscribed s) {
                     lifecycle.subscribed(s);
                     lifecycle.feedConnected(true);
+                    // seals and rewrites announced while this reader was away are not sent again (a restarted
+                    // ingester is followed from its live tip): read them off the directory now, not at the next
+                    // periodic rescan, or remote gateways relisting past a missed seal fail their cold reads meanwhile
+                    scheduler.execute(ArchiveServer.this::rescanQuietly);
                 }
 
                 @Override
