@@ -46,7 +46,7 @@ import org.jboss.logging.Logger;
  * The public listener of the archive-server: the XRPC router (docs/http-api.md: XRPC router) over {@code /xrpc/},
  * the four archive methods (docs/http-api.md: listSegments to planSnapshot; HEAD on getSegment and getBlock), {@code /} and
  * {@code /status}. Startup loads the manifest in the background (gated requests wait for it),
- * follows the ingester feed and rescans the directory periodically.
+ * follows the ingester feed and rescans the directory on each feed (re)connect and periodically.
  */
 @ApplicationScoped
 public class ArchiveServer {
