@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * The whole system on one machine (issue [H]): the simulator, the ingester, the archive-server, two
  * fanout gateways and the front door, each a child JVM on loopback sharing one data directory, each
  * with its log file under {@code <data>/logs/}. Used by {@code jetstream dev up} and by the system
- * test, which kills and restarts single processes.
+ * test, which kills and restarts single processes. gateway-b may run in a network namespace of its own
+ * ({@link DevStackConfig.Netns}).
  */
 public final class DevStack implements AutoCloseable {
     /** The pids of the processes a stack started, one "pid name" line each, in its data directory. */
@@ -147,7 +148,12 @@ public final class DevStack implements AutoCloseable {
         // and the load profile's simulator (replay buffer of 100,000 frames, 2,000 live writers) outgrew 768m in 12 min
         String heap = name.equals("simulator") ? (networkScale() ? "2g" : "768m")
                 : name.equals("ingester") && networkScale() ? "1g" : "384m";
-        List<String> c = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"));
+        List<String> c = new ArrayList<>();
+        if (name.equals("gateway-b") && cfg.gatewayBNamespace().isPresent()) {
+            // ip execs the JVM in place: the child's pid is the JVM's, so kill9 and stopLeftovers reach it
+            c.addAll(List.of("ip", "netns", "exec", cfg.gatewayBNamespace().get().name()));
+        }
+        c.addAll(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError"));
         if (!networkScale() || !(name.equals("simulator") || name.equals("ingester"))) {
             // C1 only: a demo is up in seconds. A network-scale profile's bootstrap is CPU-bound for many minutes
             // (CAR hashing and parsing, signing): there the simulator and the ingester get the optimising compiler
@@ -164,10 +170,10 @@ public final class DevStack implements AutoCloseable {
             case "frontdoor" -> {
                 c.addAll(List.of("-cp", System.getProperty("java.class.path"), "jetstream.cli.Main", "frontdoor",
                         "--addr", cfg.host() + ":" + cfg.frontPort(),
-                        "--archive", cfg.host() + ":" + cfg.archivePort(),
+                        "--archive", cfg.archiveHost() + ":" + cfg.archivePort(),
                         "--ingester", cfg.host() + ":" + cfg.ingesterPort(),
                         "--gateway", cfg.host() + ":" + cfg.gatewayPort(0),
-                        "--gateway", cfg.host() + ":" + cfg.gatewayPort(1)));
+                        "--gateway", cfg.gatewayHost(1) + ":" + cfg.gatewayPort(1)));
             }
             default -> throw new IllegalArgumentException(name);
         }
@@ -206,7 +212,7 @@ public final class DevStack implements AutoCloseable {
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             case "archive" -> {
-                env.put("QUARKUS_HTTP_HOST", cfg.host());
+                env.put("QUARKUS_HTTP_HOST", cfg.archiveHost());
                 env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.archivePort()));
                 env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
                 env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.archiveManagementPort()));
@@ -214,17 +220,19 @@ public final class DevStack implements AutoCloseable {
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             case "gateway-a", "gateway-b" -> {
-                env.put("QUARKUS_HTTP_HOST", cfg.host());
-                env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(name.equals("gateway-a") ? 0 : 1)));
-                env.put("QUARKUS_MANAGEMENT_HOST", cfg.host());
-                env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.gatewayManagementPort(name.equals("gateway-a") ? 0 : 1)));
+                int i = name.equals("gateway-a") ? 0 : 1;
+                env.put("QUARKUS_HTTP_HOST", cfg.gatewayHost(i));
+                env.put("QUARKUS_HTTP_PORT", Integer.toString(cfg.gatewayPort(i)));
+                env.put("QUARKUS_MANAGEMENT_HOST", cfg.gatewayHost(i));
+                env.put("QUARKUS_MANAGEMENT_PORT", Integer.toString(cfg.gatewayManagementPort(i)));
                 // a remote-mode gateway (dev up --gateways remote) brings its own, empty, data directory
                 env.putIfAbsent("JETSTREAM_DATA_DIR", data);
                 // the status page lists the gateways by these names (data/run/gateway-<id>.json)
                 env.put("JETSTREAM_GATEWAY_ID", name);
-                // the front door connects from loopback and names the client in X-Forwarded-For: the per-IP
-                // subscription cap then counts door clients one by one instead of the door as one client
-                env.putIfAbsent("JETSTREAM_TRUSTED_PROXIES", "127.0.0.1");
+                // the front door connects from loopback (to a namespaced gateway-b from the veth's root end) and names
+                // the client in X-Forwarded-For: the per-IP subscription cap then counts door clients one by one
+                env.putIfAbsent("JETSTREAM_TRUSTED_PROXIES", i == 1 && cfg.gatewayBNamespace().isPresent()
+                        ? cfg.gatewayBNamespace().get().hostAddress() : "127.0.0.1");
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
             }
             default -> {
@@ -242,7 +250,7 @@ public final class DevStack implements AutoCloseable {
             case "ingester" -> h + cfg.ingesterManagementPort() + "/q/health/ready";
             case "archive" -> h + cfg.archiveManagementPort() + "/q/health/ready";
             case "gateway-a" -> h + cfg.gatewayManagementPort(0) + "/q/health/ready";
-            case "gateway-b" -> h + cfg.gatewayManagementPort(1) + "/q/health/ready";
+            case "gateway-b" -> "http://" + cfg.gatewayHost(1) + ":" + cfg.gatewayManagementPort(1) + "/q/health/ready";
             case "frontdoor" -> cfg.frontUrl() + "/status";
             default -> throw new IllegalArgumentException(name);
         };
@@ -290,12 +298,17 @@ public final class DevStack implements AutoCloseable {
             case "gateway-b" -> cfg.gatewayPort(1);
             default -> cfg.frontPort();
         };
+        String host = switch (name) {
+            case "archive" -> cfg.archiveHost();
+            case "gateway-b" -> cfg.gatewayHost(1);
+            default -> cfg.host();
+        };
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(cfg.host(), port), 300);
+            s.connect(new InetSocketAddress(host, port), 300);
         } catch (IOException free) {
             return;
         }
-        throw new IllegalStateException("port " + cfg.host() + ":" + port + " (" + name
+        throw new IllegalStateException("port " + host + ":" + port + " (" + name
                 + ") is in use: stop what holds it or pick other ports (--port, --base-port)");
     }
 

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Where and how a {@link DevStack} runs, built by name: {@code DevStackConfig.builder(root)}, then only what
@@ -14,6 +15,9 @@ import java.util.Map;
  * gateways +4 and +5; the management ports (health, metrics) of the ingester +6 and of the gateways +7 and +8;
  * +9 is the ingester's TCP feed of {@code dev up --gateways remote}. {@code extraEnv} adds environment variables
  * per process name (each service refuses unknown {@code JETSTREAM_*} names, so they cannot be shared).
+ *
+ * <p>{@code gatewayBNamespace} runs gateway-b in a network namespace of its own (the remote-gateway system test;
+ * making one needs root, so {@code dev up} has no flag for it): see {@link Netns}.
  */
 public final class DevStackConfig {
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -31,6 +35,23 @@ public final class DevStackConfig {
     private final int basePort;
     private final List<String> simulatorArgs;
     private final Map<String, Map<String, String>> extraEnv;
+    private final Netns gatewayBNamespace;
+
+    /**
+     * A network namespace joined to the root one by a veth pair, which the caller creates and deletes. gateway-b
+     * is launched with {@code ip netns exec <name>} and listens on {@code address}, the namespace's end; the
+     * archive-server's HTTP listens on {@code hostAddress}, the root namespace's end, instead of {@link #host()},
+     * so gateway-b reaches it (and the TCP feed, when its address is {@code hostAddress} too) only across the veth,
+     * as a gateway on another machine would: the namespace's loopback is its own.
+     */
+    public record Netns(String name, String hostAddress, String address) {
+        public Netns {
+            if (name == null || name.isBlank() || hostAddress == null || hostAddress.isBlank() || address == null
+                    || address.isBlank()) {
+                throw new IllegalArgumentException("a namespace needs a name and both addresses");
+            }
+        }
+    }
 
     private DevStackConfig(Builder b) {
         this.root = b.root;
@@ -42,6 +63,7 @@ public final class DevStackConfig {
         Map<String, Map<String, String>> env = new LinkedHashMap<>();
         b.extraEnv.forEach((name, vars) -> env.put(name, Map.copyOf(vars)));
         this.extraEnv = Map.copyOf(env);
+        this.gatewayBNamespace = b.gatewayBNamespace;
     }
 
     /** The defaults for a stack run from the checkout {@code root} (where the modules' artifacts are built). */
@@ -54,7 +76,7 @@ public final class DevStackConfig {
         Builder b = builder(root).dataDir(dataDir).host(host).frontPort(frontPort).basePort(basePort)
                 .simulatorArgs(simulatorArgs);
         extraEnv.forEach(b::env);
-        return b;
+        return b.gatewayBNamespace(gatewayBNamespace);
     }
 
     public Path root() {
@@ -85,6 +107,21 @@ public final class DevStackConfig {
     /** Extra environment variables by process name (a name of {@link DevStack#NAMES}). */
     public Map<String, Map<String, String>> extraEnv() {
         return extraEnv;
+    }
+
+    /** The namespace gateway-b runs in, if any. */
+    public Optional<Netns> gatewayBNamespace() {
+        return Optional.ofNullable(gatewayBNamespace);
+    }
+
+    /** Where gateway {@code i} (0: gateway-a, 1: gateway-b) listens: {@link #host()}, or its namespace's address. */
+    public String gatewayHost(int i) {
+        return i == 1 && gatewayBNamespace != null ? gatewayBNamespace.address() : host;
+    }
+
+    /** Where the archive-server's HTTP listens (its management port stays on {@link #host()}). */
+    public String archiveHost() {
+        return gatewayBNamespace != null ? gatewayBNamespace.hostAddress() : host;
     }
 
     public int simPort() {
@@ -132,6 +169,7 @@ public final class DevStackConfig {
         private int basePort = DEFAULT_BASE_PORT;
         private List<String> simulatorArgs = List.of();
         private final Map<String, Map<String, String>> extraEnv = new LinkedHashMap<>();
+        private Netns gatewayBNamespace;
 
         private Builder(Path root) {
             if (root == null) {
@@ -181,6 +219,12 @@ public final class DevStackConfig {
         /** {@link #env(String, Map)} for each process of {@code byProcess}. */
         public Builder extraEnv(Map<String, Map<String, String>> byProcess) {
             byProcess.forEach(this::env);
+            return this;
+        }
+
+        /** Runs gateway-b in {@code ns} (default, or null: beside the others on {@link #host}); see {@link Netns}. */
+        public Builder gatewayBNamespace(Netns ns) {
+            this.gatewayBNamespace = ns;
             return this;
         }
 

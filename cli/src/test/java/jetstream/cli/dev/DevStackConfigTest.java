@@ -9,12 +9,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** The dev stack's configuration: its defaults, the port plan, the builder's round trip and its checks. */
+/** The dev stack's configuration: its defaults, the port plan, where each process listens, the builder's round trip and its checks. */
 @Tag("unit")
 class DevStackConfigTest {
 
@@ -72,7 +73,8 @@ class DevStackConfigTest {
         DevStackConfig c = DevStackConfig.builder(root).dataDir(root.resolve("elsewhere")).host("127.0.0.3")
                 .frontPort(9008).basePort(9100).simulatorArgs(List.of("--profile", "small"))
                 .env("ingester", Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s"))
-                .env("gateway-b", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s")).build();
+                .env("gateway-b", Map.of("JETSTREAM_CURSOR_LOOKBACK", "1s"))
+                .gatewayBNamespace(new DevStackConfig.Netns("ns1", "10.213.0.1", "10.213.0.2")).build();
         assertSameFields(c, c.toBuilder().build());
 
         DevStackConfig moved = c.toBuilder().basePort(9200).build();
@@ -107,6 +109,39 @@ class DevStackConfigTest {
     }
 
     @Test
+    void withoutANamespaceEveryListenerIsOnTheHost(@TempDir Path root) {
+        DevStackConfig c = DevStackConfig.builder(root).host("127.0.0.2").build();
+        assertEquals(Optional.empty(), c.gatewayBNamespace());
+        assertEquals(List.of("127.0.0.2", "127.0.0.2", "127.0.0.2"), List.of(c.gatewayHost(0), c.gatewayHost(1),
+                c.archiveHost()));
+    }
+
+    @Test
+    void aNamespacedGatewayBListensInItsNamespaceAndReachesTheArchiveAcrossTheVeth(@TempDir Path root) throws Exception {
+        DevStackConfig.Netns ns = new DevStackConfig.Netns("jsgw1", "10.213.7.1", "10.213.7.2");
+        DevStackConfig c = DevStackConfig.builder(root).basePort(7100).gatewayBNamespace(ns).build();
+        assertEquals(List.of("127.0.0.1", "10.213.7.2", "10.213.7.1"), List.of(c.gatewayHost(0), c.gatewayHost(1),
+                c.archiveHost()));
+        DevStack s = DevStack.create(c);
+        List<String> b = s.command("gateway-b");
+        assertEquals(List.of("ip", "netns", "exec", "jsgw1"), b.subList(0, 4));
+        assertTrue(b.get(4).endsWith("java"), b.toString());
+        assertTrue(s.command("gateway-a").get(0).endsWith("java"), "gateway-a stays in the root namespace");
+        Map<String, String> envB = s.environment("gateway-b");
+        assertEquals("10.213.7.2", envB.get("QUARKUS_HTTP_HOST"));
+        assertEquals("10.213.7.2", envB.get("QUARKUS_MANAGEMENT_HOST"));
+        // the front door reaches gateway-b from the root end of the veth
+        assertEquals("10.213.7.1", envB.get("JETSTREAM_TRUSTED_PROXIES"));
+        assertEquals("127.0.0.1", s.environment("gateway-a").get("QUARKUS_HTTP_HOST"));
+        assertEquals("10.213.7.1", s.environment("archive").get("QUARKUS_HTTP_HOST"));
+        assertEquals("127.0.0.1", s.environment("archive").get("QUARKUS_MANAGEMENT_HOST"));
+        assertEquals("http://10.213.7.2:7108/q/health/ready", s.readyUrl("gateway-b"));
+        List<String> door = s.command("frontdoor");
+        assertTrue(door.contains("10.213.7.1:7102") && door.contains("10.213.7.2:7105"), door.toString());
+        assertThrows(IllegalArgumentException.class, () -> new DevStackConfig.Netns("jsgw1", " ", "10.213.7.2"));
+    }
+
+    @Test
     void buildRefusesWhatCannotRun(@TempDir Path root) {
         assertRefused(DevStackConfig.builder(root).host(" "), "host");
         assertRefused(DevStackConfig.builder(root).frontPort(0), "front port 0");
@@ -134,5 +169,6 @@ class DevStackConfigTest {
         assertEquals(expected.basePort(), actual.basePort());
         assertEquals(expected.simulatorArgs(), actual.simulatorArgs());
         assertEquals(expected.extraEnv(), actual.extraEnv());
+        assertEquals(expected.gatewayBNamespace(), actual.gatewayBNamespace());
     }
 }

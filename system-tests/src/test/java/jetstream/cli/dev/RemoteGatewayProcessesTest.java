@@ -1,9 +1,12 @@
 package jetstream.cli.dev;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.Socket;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +31,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Issue [R] with real processes: gateway-a local, gateway-b in remote mode ({@code ./jetstream dev up
  * --gateways remote}: the ingester's TCP feed, cold replay over the archive-server's HTTP and the
- * writer's active blocks over the feed's {@code READ_ACTIVE}, an empty data directory of its own). v1
+ * writer's active blocks over the feed's {@code READ_ACTIVE}, an empty data directory of its own), in a
+ * network namespace of its own ({@link VethNamespace}) that reaches the feed and the archive only across a
+ * veth pair and none of the host's loopback services; where {@code ip netns} cannot make one (not root, or
+ * {@code -Djetstream.system.netns=false}) over loopback instead, the issue's fallback, said in the output. v1
  * and v2 subscribers on both gateways: with a cursor deep in cold history (seq 1) across a kill -9 of
  * the ingester and a kill -9 of gateway-b (its subscribers resume with the cursor after their last
  * event on the restarted gateway, which replays the gap remotely); with seq 1 again once compaction
@@ -77,18 +83,6 @@ class RemoteGatewayProcessesTest {
         DevStack.stopLeftovers(data);
         DevCommand.deleteTree(data);
         int base = SystemTest.freeRun(10);
-        Map<String, Map<String, String>> env = new HashMap<>(DevCommand.remoteGatewayEnv("127.0.0.1", base, data));
-        Map<String, String> ingester = new HashMap<>(env.get("ingester"));
-        // segments of several seconds, so the active one outgrows gateway-b's ring
-        ingester.putAll(Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s", "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "32",
-                "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", Integer.toString(SEGMENT_BYTES), "JETSTREAM_COMPACTION_INTERVAL", "3s"));
-        env.put("ingester", ingester);
-        // a ring of about a second: cursor=1, the resumed cursors and the active-segment cursors replay remotely
-        Map<String, String> remote = new HashMap<>(env.get("gateway-b"));
-        remote.put("JETSTREAM_SUBSCRIBE_READ_LOG_RETENTION_BYTES", Integer.toString(64 << 10));
-        env.put("gateway-b", remote);
-        DevStackConfig cfg = DevStackConfig.builder(root).dataDir(data).frontPort(base + 6).basePort(base)
-                .simulatorArgs(List.of("--profile", "small", "--events-per-second", "60")).extraEnv(env).build();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         List<SessionRecorder> a = new ArrayList<>();
         List<SessionRecorder> b = new ArrayList<>();
@@ -99,13 +93,21 @@ class RemoteGatewayProcessesTest {
         List<SessionRecorder> windowB = new ArrayList<>();
         Archive archive;
         long compacted;
-        try (DevStack stack = DevStack.create(cfg); FeedWatch watch = new FeedWatch(data.resolve("run/feed.sock"))) {
+        String mode;
+        // the namespace closes last: after the stack has stopped the gateway in it
+        try (VethNamespace ns = namespaceOrLoopback(); DevStack stack = DevStack.create(config(root, data, base, ns));
+             FeedWatch watch = new FeedWatch(data.resolve("run/feed.sock"))) {
+            DevStackConfig cfg = stack.config();
+            mode = ns == null ? "loopback" : "network namespace " + ns.netns().name();
             for (String name : List.of("simulator", "ingester", "archive", "gateway-a", "gateway-b")) {
                 stack.startOne(name, LOG);
             }
+            if (ns != null) {
+                assertOnlyAcrossTheVeth(ns, stack);
+            }
             watch.start();
-            String wsA = "ws://127.0.0.1:" + cfg.gatewayPort(0);
-            String wsB = "ws://127.0.0.1:" + cfg.gatewayPort(1);
+            String wsA = "ws://" + cfg.gatewayHost(0) + ":" + cfg.gatewayPort(0);
+            String wsB = "ws://" + cfg.gatewayHost(1) + ":" + cfg.gatewayPort(1);
             // several seals and more history than gateway-b's ring holds, so cursor=1 replays over HTTP there
             Thread.sleep(10_000);
             for (int i = 0; i < SPECS.size(); i++) {
@@ -125,6 +127,9 @@ class RemoteGatewayProcessesTest {
             stack.kill9("gateway-b");
             Thread.sleep(2_000);
             stack.startOne("gateway-b", LOG);
+            if (ns != null) {
+                assertTrue(ns.holds(stack.processes().get("gateway-b").pid()), "the restarted gateway-b is in " + mode);
+            }
             List<String> problems = new ArrayList<>();
             for (int i = 0; i < SPECS.size(); i++) {
                 List<Frame> got = b.get(i).frames(problems);
@@ -213,9 +218,65 @@ class RemoteGatewayProcessesTest {
                 }
             }
         }
-        LOG.printf("remote gateway processes test: %d events delivered, %d problems, %.1f s%n", delivered, problems.size(),
-                (System.nanoTime() - t0) / 1e9);
+        LOG.printf("remote gateway processes test (%s): %d events delivered, %d problems, %.1f s%n", mode, delivered,
+                problems.size(), (System.nanoTime() - t0) / 1e9);
         assertEquals(List.of(), problems.size() > 40 ? problems.subList(0, 40) : problems);
+    }
+
+    /** gateway-b's namespace, or null (said in the output) when the test runs over loopback. */
+    private static VethNamespace namespaceOrLoopback() throws InterruptedException {
+        if (!Boolean.parseBoolean(System.getProperty("jetstream.system.netns", "true"))) {
+            LOG.println("remote gateway processes test: LOOPBACK mode (-Djetstream.system.netns=false): gateway-b on"
+                    + " 127.0.0.1 with a data directory of its own");
+            return null;
+        }
+        try {
+            VethNamespace ns = VethNamespace.create();
+            LOG.printf("remote gateway processes test: NETWORK NAMESPACE mode: gateway-b in %s at %s, the feed and the"
+                    + " archive at %s across the veth%n", ns.netns().name(), ns.netns().address(), ns.netns().hostAddress());
+            return ns;
+        } catch (IOException e) {
+            LOG.println("remote gateway processes test: LOOPBACK mode, the issue's fallback: ip netns is unavailable ("
+                    + e.getMessage() + ")");
+            return null;
+        }
+    }
+
+    /** The stack with gateway-b remote, in {@code ns} when there is one: feed and archive on the veth's root end. */
+    private static DevStackConfig config(Path root, Path data, int base, VethNamespace ns) {
+        String served = ns == null ? DevStackConfig.DEFAULT_HOST : ns.netns().hostAddress();
+        Map<String, Map<String, String>> env = new HashMap<>(DevCommand.remoteGatewayEnv(served, base, data));
+        Map<String, String> ingester = new HashMap<>(env.get("ingester"));
+        // segments of several seconds, so the active one outgrows gateway-b's ring
+        ingester.putAll(Map.of("JETSTREAM_INGEST_BLOCK_AGE", "1s", "JETSTREAM_INGEST_EVENTS_PER_BLOCK", "32",
+                "JETSTREAM_INGEST_MAX_SEGMENT_BYTES", Integer.toString(SEGMENT_BYTES), "JETSTREAM_COMPACTION_INTERVAL", "3s"));
+        env.put("ingester", ingester);
+        // a ring of about a second: cursor=1, the resumed cursors and the active-segment cursors replay remotely
+        Map<String, String> remote = new HashMap<>(env.get("gateway-b"));
+        remote.put("JETSTREAM_SUBSCRIBE_READ_LOG_RETENTION_BYTES", Integer.toString(64 << 10));
+        env.put("gateway-b", remote);
+        return DevStackConfig.builder(root).dataDir(data).frontPort(base + 6).basePort(base)
+                .simulatorArgs(List.of("--profile", "small", "--events-per-second", "60")).extraEnv(env)
+                .gatewayBNamespace(ns == null ? null : ns.netns()).build();
+    }
+
+    /**
+     * gateway-b runs in {@code ns}, which reaches the TCP feed and the archive's HTTP on the veth's root end and
+     * none of the services listening on the host's 127.0.0.1 (each checked listening from here first).
+     */
+    private static void assertOnlyAcrossTheVeth(VethNamespace ns, DevStack stack) throws Exception {
+        DevStackConfig cfg = stack.config();
+        assertTrue(ns.holds(stack.processes().get("gateway-b").pid()), "gateway-b runs in " + ns.netns().name());
+        String feed = cfg.extraEnv().get("gateway-b").get("JETSTREAM_FEED_ADDR");
+        int feedPort = Integer.parseInt(feed.substring(feed.lastIndexOf(':') + 1));
+        assertTrue(ns.canConnect(ns.netns().hostAddress(), feedPort), "the TCP feed across the veth");
+        assertTrue(ns.canConnect(cfg.archiveHost(), cfg.archivePort()), "the archive's HTTP across the veth");
+        for (int port : List.of(cfg.archiveManagementPort(), cfg.ingesterManagementPort(), cfg.gatewayPort(0))) {
+            new Socket(DevStackConfig.DEFAULT_HOST, port).close();
+            assertFalse(ns.canConnect(DevStackConfig.DEFAULT_HOST, port), "127.0.0.1:" + port + " from the namespace");
+        }
+        LOG.printf("remote gateway processes test: from %s the feed and the archive answer across the veth, the host's"
+                + " 127.0.0.1 services do not%n", ns.netns().name());
     }
 
     /** The first seq of {@code frames} that is not {@link #forgiven}, -1 when none is. */
