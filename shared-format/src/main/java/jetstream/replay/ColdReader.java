@@ -125,7 +125,7 @@ public final class ColdReader implements AutoCloseable {
                     throw e;
                 }
                 from = position;
-                snap = catalog.refresh();
+                snap = e instanceof ListingBehindException ? catalog.refreshSince(snap) : catalog.refresh();
             }
         }
     }
