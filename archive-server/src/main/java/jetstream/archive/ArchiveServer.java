@@ -46,7 +46,7 @@ import org.jboss.logging.Logger;
  * The public listener of the archive-server: the XRPC router (docs/http-api.md: XRPC router) over {@code /xrpc/},
  * the four archive methods (docs/http-api.md: listSegments to planSnapshot; HEAD on getSegment and getBlock), {@code /} and
  * {@code /status}. Startup loads the manifest in the background (gated requests wait for it),
- * follows the ingester feed and rescans the directory on each feed (re)connect and periodically.
+ * follows the ingester feed (rescanning the directory on every (re)connect) and rescans it periodically.
  */
 @ApplicationScoped
 public class ArchiveServer {
@@ -179,9 +179,9 @@ public class ArchiveServer {
                 public void onConnected(FeedFrame.Subscribed s) {
                     lifecycle.subscribed(s);
                     lifecycle.feedConnected(true);
-                    // seals and rewrites announced while this reader was away are not sent again (a restarted
-                    // ingester is followed from its live tip): read them off the directory now, not at the next
-                    // periodic rescan, or remote gateways relisting past a missed seal fail their cold reads meanwhile
+                    // Seals and rewrites announced while disconnected were missed: without this rescan a
+                    // later seal could be listed before an earlier one (a gap to remote gateways) until the
+                    // periodic rescan.
                     scheduler.execute(ArchiveServer.this::rescanQuietly);
                 }
 

@@ -297,8 +297,14 @@ public final class Subscriber {
                 }),
                 err -> sink.execute(() -> {
                     coldInFlight = false;
+                    if (closed) {
+                        // gone while the read waited (a lagging listing holds it up to ~16 s): just release
+                        releaseCold();
+                        return;
+                    }
                     LOG.errorf(err, "cold replay failed at seq %d", next);
-                    // A segment file that cannot be read is the store; anything else (a coverage gap) the read.
+                    // A segment file that cannot be read, or an archive that fails or whose listing kept lagging
+                    // past the wait, is the store; anything else (a coverage gap) the read.
                     SubscribeMetrics.Disconnect why = err instanceof java.io.UncheckedIOException
                             || err instanceof jetstream.segment.SegmentException
                             ? SubscribeMetrics.Disconnect.STORE_UNAVAILABLE : SubscribeMetrics.Disconnect.READ_ERROR;

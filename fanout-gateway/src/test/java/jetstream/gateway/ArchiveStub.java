@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +38,8 @@ import jetstream.segment.ZstdFrames;
  * with a single {@code Range} and {@code If-Match}, getBlock with its {@code "<checksum>:<block>"} ETag,
  * planSnapshot with the real planner) over a segment directory, on 127.0.0.1, reading the files afresh at every request (so a rewrite
  * on disk shows at once). Pages of {@link #pageSize} items exercise the listing's cursor. Faults: {@link #failing}
- * answers 503 (also set after {@link #failAfterBlocks} block requests), {@link #hanging} holds every answer for 30 s.
+ * answers 503 (also set after {@link #failAfterBlocks} block requests), {@link #hanging} holds every answer for 30 s,
+ * {@link #unlisted} names sealed files the listing and the planner leave out (an archive that has not loaded them yet).
  */
 final class ArchiveStub implements AutoCloseable {
     private final Path segments;
@@ -59,6 +61,7 @@ final class ArchiveStub implements AutoCloseable {
     final AtomicInteger planRequests = new AtomicInteger();
     /** Answers planSnapshot (with the real planner over the files); off: 501, as an archive without it. */
     volatile boolean planning = true;
+    volatile Set<String> unlisted = Set.of();
 
     ArchiveStub(Path segments) throws IOException {
         this.segments = segments;
@@ -97,8 +100,13 @@ final class ArchiveStub implements AutoCloseable {
         }
     }
 
+    private List<SealedSegment> listed() {
+        Set<String> out = unlisted;
+        return new SegmentCatalog(segments).refresh().sealed().stream().filter(s -> !out.contains(s.name())).toList();
+    }
+
     private void list(HttpExchange ex, Map<String, String> q) throws IOException {
-        List<SealedSegment> sealed = new SegmentCatalog(segments).refresh().sealed();
+        List<SealedSegment> sealed = listed();
         long from = q.containsKey("cursor") ? Long.parseLong(q.get("cursor")) : 0;
         int limit = Math.min(pageSize, Integer.parseInt(q.getOrDefault("limit", "100")));
         StringBuilder b = new StringBuilder("{");
@@ -179,7 +187,7 @@ final class ArchiveStub implements AutoCloseable {
         byte[] body = ex.getRequestBody().readAllBytes();
         List<SegmentSummary> summaries = new java.util.ArrayList<>();
         try (ZstdFrames z = new ZstdFrames()) {
-            for (SealedSegment s : new SegmentCatalog(segments).refresh().sealed()) {
+            for (SealedSegment s : listed()) {
                 summaries.add(SegmentSummary.of(SegmentReader.openMapped(s.path(), z), s.name(), s.index(), 0));
             }
         }

@@ -28,8 +28,9 @@ import jetstream.segment.io.SegmentName;
  * the exact filter (block skipping is only a superset test).
  *
  * <p>Coverage is checked at block granularity: every seq between the start and the requested end
- * is inside some block envelope or a registered vacancy, else {@link CoverageGapException}.
- * Not thread-safe: one per subscriber.
+ * is inside some block envelope or a registered vacancy, else {@link CoverageGapException}; in remote mode
+ * seqs missing before a listed segment or the ingester's active blocks are a {@link ListingBehindException}
+ * (the archive has not loaded a seal yet). Not thread-safe: one per subscriber.
  */
 public final class ColdReader implements AutoCloseable {
     /** Receives rows; {@code view} is valid only during the call. */
@@ -88,38 +89,43 @@ public final class ColdReader implements AutoCloseable {
      * is exhausted.
      *
      * @throws CoverageGapException when seqs in the range are neither stored nor vacant
+     * @throws ListingBehindException in remote mode, when the archive's listing still lacks seqs after a relist
      */
     public long read(long from, long until, int maxRows, RowVisitor visitor) {
-        long next = scanOrRefresh(catalog.snapshot(), from, until, maxRows, visitor);
-        if (next < until && visited < maxRows) {
-            // The snapshot may predate a flush or a seal: look again before calling it a gap.
-            next = scanOrRefresh(catalog.refresh(), next, until, maxRows, visitor);
-        }
-        if (next < until && visited < maxRows) {
-            if (!vacancies.covers(next, until)) {
-                throw new CoverageGapException(next, until, "past the end of the archive");
+        try {
+            long next = scanOrRefresh(catalog.snapshot(), from, until, maxRows, visitor);
+            if (next < until && visited < maxRows) {
+                // The snapshot may predate a flush or a seal: look again before calling it a gap.
+                next = scanOrRefresh(catalog.refresh(), next, until, maxRows, visitor);
             }
-            next = until;
+            if (next < until && visited < maxRows) {
+                if (!vacancies.covers(next, until)) {
+                    throw new CoverageGapException(next, until, "past the end of the archive");
+                }
+                next = until;
+            }
+            return next;
+        } finally {
+            visited = 0;
         }
-        visited = 0;
-        return next;
     }
 
     /**
      * Scans {@code snap}; a segment the archive rewrote (compaction) or merged away after the snapshot was
-     * taken is seen when its blocks are fetched: the catalog is refreshed and the scan goes on from the
-     * same seq in the new picture (rows already visited are not visited again).
+     * taken is seen when its blocks are fetched, a seal missing from the listing at the hole it leaves: the
+     * catalog is refreshed and the scan goes on from the same seq in the new picture (rows already visited
+     * are not visited again).
      */
     private long scanOrRefresh(SegmentCatalog.Snapshot snap, long from, long until, int maxRows, RowVisitor visitor) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return scan(snap, from, until, maxRows, visitor);
-            } catch (StaleSegmentException e) {
+            } catch (StaleSegmentException | ListingBehindException e) {
                 if (attempt >= STALE_RETRIES) {
                     throw e;
                 }
                 from = position;
-                snap = catalog.refresh();
+                snap = e instanceof ListingBehindException ? catalog.refreshSince(snap) : catalog.refresh();
             }
         }
     }
@@ -144,7 +150,8 @@ public final class ColdReader implements AutoCloseable {
                     continue;
                 }
                 if (e.minSeq() > expected) {
-                    gap(expected, Math.min(e.minSeq(), until), s.name());
+                    position = expected;
+                    gap(expected, Math.min(e.minSeq(), until), s.name(), b == 0);
                     expected = e.minSeq();
                 }
                 if (expected >= until) {
@@ -216,7 +223,7 @@ public final class ColdReader implements AutoCloseable {
     /**
      * Remote mode past the archive's last sealed segment: the writer's active blocks over the feed, read
      * like a local active file. Seqs below the ingester's first active seq were sealed after the archive
-     * listing (a {@link StaleSegmentException}: the listing is refreshed and the scan resumes) unless
+     * listing (a {@link ListingBehindException}: the listing is refreshed and the scan resumes) unless
      * they are vacant.
      */
     private long scanFeedActive(FeedActiveBlocks src, long expected, long until, int maxRows, RowVisitor visitor) {
@@ -225,7 +232,8 @@ public final class ColdReader implements AutoCloseable {
             FeedActiveBlocks.Found f = src.find(expected, until, zstd);
             if (expected < f.activeFrom()) {
                 if (!vacancies.covers(expected, Math.min(f.activeFrom(), until))) {
-                    throw new StaleSegmentException("seqs from " + expected + " were sealed after the archive listing");
+                    throw new ListingBehindException(expected, Math.min(f.activeFrom(), until),
+                            "sealed below the ingester's active blocks");
                 }
                 expected = f.activeFrom();
                 continue;
@@ -255,7 +263,7 @@ public final class ColdReader implements AutoCloseable {
             return expected;
         }
         if (min > expected) {
-            gap(expected, Math.min(min, until), where);
+            gap(expected, Math.min(min, until), where, false);
             expected = min;
         }
         if (expected >= until) {
@@ -276,10 +284,18 @@ public final class ColdReader implements AutoCloseable {
         }
     }
 
-    private void gap(long from, long toExclusive, String where) {
-        if (!vacancies.covers(from, toExclusive)) {
-            throw new CoverageGapException(from, toExclusive, "before a block of " + where);
+    /**
+     * Seqs {@code [from, toExclusive)} lack a block: fine when vacant. In remote mode a hole before a listed
+     * segment's first block is a segment the archive has not listed yet; anywhere else the seqs are lost.
+     */
+    private void gap(long from, long toExclusive, String where, boolean beforeSegment) {
+        if (vacancies.covers(from, toExclusive)) {
+            return;
         }
+        if (beforeSegment && catalog.archive() != null) {
+            throw new ListingBehindException(from, toExclusive, "before " + where);
+        }
+        throw new CoverageGapException(from, toExclusive, "before a block of " + where);
     }
 
     private static byte[] copyBody(BlockView v) {

@@ -130,6 +130,15 @@ public final class SegmentCatalog {
         return false;
     }
 
+    /**
+     * A snapshot newer than {@code seen}: the published one when another caller refreshed since, else a
+     * rescan. Readers that meet the same lagging archive listing at once list it again once, not once each.
+     */
+    public synchronized Snapshot refreshSince(Snapshot seen) {
+        Snapshot current = snapshot;
+        return current != seen ? current : refresh();
+    }
+
     /** Rescans the directory; files whose header checksum changed (rewritten) are remapped. */
     public synchronized Snapshot refresh() {
         if (archive != null) {

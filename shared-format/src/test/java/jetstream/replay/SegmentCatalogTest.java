@@ -60,6 +60,22 @@ class SegmentCatalogTest {
         assertTrue(c.stale(), "a file the snapshot holds is gone");
     }
 
+    @Test
+    void refreshSinceListsOnlyWhenNoNewerSnapshotIsPublished() throws Exception {
+        try (SegmentWriter w = SegmentWriter.open(dir, new SegmentWriter.Config(10, 1L << 30, Duration.ZERO))) {
+            append(w, 1);
+            w.forceRotate();
+        }
+        SegmentCatalog c = new SegmentCatalog(dir);
+        SegmentCatalog.Snapshot seen = c.snapshot();
+        SegmentCatalog.Snapshot newer = c.refresh();
+        assertSame(newer, c.refreshSince(seen), "another caller's listing is taken");
+        assertEquals(1, c.refreshes());
+        SegmentCatalog.Snapshot again = c.refreshSince(newer);
+        assertEquals(2, c.refreshes(), "the caller's own snapshot is the newest: list again");
+        assertSame(again, c.snapshot());
+    }
+
     /**
      * The catalog's readers keep the DID blooms in the mapping (a gateway's heap must not grow with the
      * archive: a 10 GiB archive of 39 segments once failed the gateway's start at 512 MiB) and answer
