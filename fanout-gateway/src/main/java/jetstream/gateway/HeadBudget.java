@@ -21,7 +21,8 @@ import io.vertx.core.net.impl.ConnectionBase;
  * once (its rest is read and dropped, never decoded) and the connection closes: a refusal costs a read,
  * not a parse. The upgrade filter takes the reservation over ({@link #take}) when the request reaches it.
  *
- * <p>A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left alone; once the WebSocket upgrade
+ * <p>Behind the decoder it puts the {@link QueryStash}, which Vert.x has configured only by now.
+ * A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left alone; once the WebSocket upgrade
  * has replaced the decoder the handler only passes bytes on. It stays in the pipeline (subscribers write
  * from the pipeline's first context, see {@link ChannelSink}). Event-loop confined.
  */
@@ -88,6 +89,9 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         retired = ctx.pipeline().get(DECODER) == null;
+        if (!retired) {
+            ctx.pipeline().addAfter(DECODER, QueryStash.NAME, new QueryStash());
+        }
         ctx.fireChannelActive();
     }
 

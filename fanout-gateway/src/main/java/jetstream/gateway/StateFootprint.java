@@ -1,15 +1,13 @@
 package jetstream.gateway;
 
-import java.util.Set;
-
 import jetstream.filter.CollectionSet;
+import jetstream.filter.DidSet;
 import jetstream.filter.SubscriptionFilter;
 
 /**
  * Heap estimates charged to the {@link StateBudget} (64-bit JVM, compressed oops, compact strings).
- * They count what a subscription holds for its lifetime: its filter (twice for DIDs: the hash set and
- * the byte arrays a cold reader keeps), the upgrade request's URI the connection retains, a fixed
- * per-connection share and the prepared upgrade. Not
+ * They count what a subscription holds for its lifetime: its filter (DIDs in a {@link DidSet}), the part of
+ * the upgrade request's URI the connection retains, a fixed per-connection share and the prepared upgrade. Not
  * counted: live frames queued to a connection (views of the ring's shared bytes, bounded by the ring's
  * retention budget) and a partly received client message (at most the WebSocket message-size cap per
  * connection, transient).
@@ -26,20 +24,20 @@ final class StateFootprint {
     static final long PREPARED = 1 << 10;
     /**
      * Bytes a query may turn into while it is parsed, per query character: the parser's strings and
-     * lists plus the filter sets it builds (the densest legal query, {@code dids=did:a:b&} repeated,
-     * keeps about 9 bytes of filter per query character) plus {@link #RETAINED_PER_QUERY_CHAR}; the
-     * reservation is then trimmed to {@link #subscription}.
+     * lists (the densest legal query, {@code dids=did:a:b&} repeated, makes about 8 bytes of them per
+     * query character) plus the filter it builds plus {@link #RETAINED_PER_QUERY_CHAR}; the reservation
+     * is then trimmed to {@link #subscription}.
      */
     static final long PER_QUERY_CHAR = 12;
     /**
-     * Bytes per query character an open connection keeps: Vert.x and websockets-next hold the upgrade
-     * request's URI for the connection's lifetime (the URI, its query and the handshake's copy, Latin-1).
-     * Measured: a heap histogram of 60 open 10,000-DID subscriptions (440 KB queries) held ~1.25 MB of
-     * such arrays per connection, 2.8 bytes per character.
+     * Bytes per query character an open connection keeps when Vert.x saw the query: Vert.x and
+     * websockets-next hold the upgrade request's URI for the connection's lifetime (the URI, its query
+     * and the handshake's copy, Latin-1). Measured: a heap histogram of 60 open 10,000-DID subscriptions
+     * (440 KB queries) held ~1.25 MB of such arrays per connection, 2.8 bytes per character. A query
+     * {@link QueryStash} took out of the request line is not retained: the connection keeps the path only.
      */
     static final long RETAINED_PER_QUERY_CHAR = 3;
     private static final long OBJECT = 16;
-    private static final long HASH_NODE = 32;
     private static final long LINKED_NODE = 40;
     private static final long REFERENCE = 4;
 
@@ -50,21 +48,21 @@ final class StateFootprint {
         return CONNECTION + PREPARED + PER_QUERY_CHAR * queryChars;
     }
 
-    /** A subscription holding {@code filter}, upgraded with {@code query} (may be null), before or after its upgrade. */
-    static long subscription(SubscriptionFilter filter, String query) {
-        return CONNECTION + PREPARED + filter(filter) + RETAINED_PER_QUERY_CHAR * (query == null ? 0 : query.length());
+    /**
+     * A subscription holding {@code filter} whose connection's request keeps {@code retainedQuery} (null when
+     * none, e.g. stashed), before or after its upgrade.
+     */
+    static long subscription(SubscriptionFilter filter, String retainedQuery) {
+        return CONNECTION + PREPARED + filter(filter)
+                + RETAINED_PER_QUERY_CHAR * (retainedQuery == null ? 0 : retainedQuery.length());
     }
 
     /** The filter's own heap. */
     static long filter(SubscriptionFilter f) {
         long n = 3 * OBJECT;
-        Set<String> dids = f.dids();
+        DidSet dids = f.dids();
         if (dids != null) {
-            n += hashTable(dids.size());
-            for (String d : dids) {
-                // Set entry + String, plus the reader's UTF-8 copy and its array slot.
-                n += HASH_NODE + string(d) + array(d.length()) + REFERENCE;
-            }
+            n += dids.heapBytes();
         }
         CollectionSet c = f.collections();
         if (c != null) {

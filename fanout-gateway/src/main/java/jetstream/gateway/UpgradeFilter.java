@@ -78,13 +78,14 @@ public class UpgradeFilter {
             text(rc, 503, "service not ready: bootstrap in progress");
             return;
         }
-        StateBudget.Reservation state = reserve(rc, req, false, head);
+        String query = QueryStash.take(req);
+        StateBudget.Reservation state = reserve(rc, query, false, head);
         if (state == null) {
             return;
         }
         boolean kept = false;
         try {
-            kept = v1(rc, req, state);
+            kept = v1(rc, req, query, state);
         } finally {
             if (!kept) {
                 state.release();
@@ -96,10 +97,10 @@ public class UpgradeFilter {
      * The v1 steps after the budget reservation; true when the subscription (and its reservation) was
      * stashed or handed on to the cursor step running off the event loop.
      */
-    private boolean v1(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
+    private boolean v1(RoutingContext rc, HttpServerRequest req, String query, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
-            q = QueryString.parse(req.query());
+            q = QueryString.parse(query);
         } catch (FilterException e) {
             text(rc, 400, "subscribe: invalid options: " + e.getMessage());
             return false;
@@ -174,13 +175,14 @@ public class UpgradeFilter {
             xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");
             return;
         }
-        StateBudget.Reservation state = reserve(rc, req, true, head);
+        String query = QueryStash.take(req);
+        StateBudget.Reservation state = reserve(rc, query, true, head);
         if (state == null) {
             return;
         }
         boolean kept = false;
         try {
-            kept = v2(rc, req, state);
+            kept = v2(rc, req, query, state);
         } finally {
             if (!kept) {
                 state.release();
@@ -192,10 +194,10 @@ public class UpgradeFilter {
      * The v2 steps after the budget reservation; true when the subscription (and its reservation) was
      * stashed or handed on to the cursor step running off the event loop.
      */
-    private boolean v2(RoutingContext rc, HttpServerRequest req, StateBudget.Reservation state) {
+    private boolean v2(RoutingContext rc, HttpServerRequest req, String query, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
-            q = QueryString.parse(req.query());
+            q = QueryString.parse(query);
         } catch (FilterException e) {
             xrpc(rc, 400, "InvalidRequest", "subscribe: invalid options: " + e.getMessage());
             return false;
@@ -285,9 +287,8 @@ public class UpgradeFilter {
      * trimmed once the filter is built; the head's reservation, when there is one, is resized to it), or
      * refuses with 503 and {@code Retry-After} when the budget cannot take it: the query is not parsed then.
      */
-    private StateBudget.Reservation reserve(RoutingContext rc, HttpServerRequest req, boolean v2,
+    private StateBudget.Reservation reserve(RoutingContext rc, String query, boolean v2,
                                             StateBudget.Reservation head) {
-        String query = req.query();
         long bytes = StateFootprint.beforeParse(query == null ? 0 : query.length());
         StateBudget.Reservation r;
         if (head == null) {

@@ -260,11 +260,15 @@ class GatewayOperationsTest {
         HttpClient c = HttpClient.newHttpClient();
         String debug = "http://127.0.0.1:" + ops.debugPort();
         // No ingester feed here, so readiness (feed connected) may be down: /readyz must agree with
-        // the management /q/health/ready, which it extends by "listener bound".
-        int publicReady = c.send(HttpRequest.newBuilder(management("/q/health/ready")).build(),
-                HttpResponse.BodyHandlers.ofString()).statusCode();
-        HttpResponse<String> readyz = c.send(HttpRequest.newBuilder(URI.create(debug + "/readyz")).build(),
-                HttpResponse.BodyHandlers.ofString());
+        // the management /q/health/ready, which it extends by "listener bound". The two reads are not one
+        // instant and readiness may flip between them (the feed client retrying): agreement within 5 tries.
+        int publicReady = 0;
+        HttpResponse<String> readyz = null;
+        for (int i = 0; i < 5 && (readyz == null || readyz.statusCode() != (publicReady == 200 ? 200 : 503)); i++) {
+            publicReady = c.send(HttpRequest.newBuilder(management("/q/health/ready")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode();
+            readyz = c.send(HttpRequest.newBuilder(URI.create(debug + "/readyz")).build(), HttpResponse.BodyHandlers.ofString());
+        }
         assertEquals(publicReady == 200 ? 200 : 503, readyz.statusCode());
         assertEquals(readyz.statusCode() == 200 ? "ok\n" : "not ready\n", readyz.body());
         assertEquals("ok\n", c.send(HttpRequest.newBuilder(URI.create(debug + "/healthz")).build(),

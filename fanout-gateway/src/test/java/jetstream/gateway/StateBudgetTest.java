@@ -103,11 +103,12 @@ class StateBudgetTest {
         }
         SubscriptionFilter f = V1Params.filter(null, dids);
         long est = StateFootprint.filter(f);
-        // Per DID: 32 B node + 72 B String (24 + 16 + 32) + 48 B UTF-8 copy + 4 B slot, plus a 16,384-slot table.
-        assertEquals(10_000L * (32 + 72 + 48 + 4) + 2 * 16 + 48 + 16 + 16_384 * 4 + 3 * 16, est);
+        // The DidSet: 32 B object, 320,000 B of chars, 40,000 B of ends and of hashes, a 16,384-slot table
+        // (array headers 16 B each), plus the filter's three objects.
+        assertEquals(32 + 4 * 16 + 320_000 + 2 * 40_000 + 16_384 * 4 + 3 * 16, est);
         long parsed = StateFootprint.subscription(f, q.toString());
         assertEquals(StateFootprint.CONNECTION + StateFootprint.PREPARED + est + 3L * q.length(), parsed,
-                "the connection keeps its request's URI");
+                "a connection whose request kept its query (not stashed) is charged for it");
         assertTrue(StateFootprint.beforeParse(q.length()) > parsed, "the pre-parse bound covers the parsed filter");
         assertEquals(StateFootprint.CONNECTION + StateFootprint.PREPARED + 3 * 16, StateFootprint.subscription(
                 SubscriptionFilter.v1All(), null));

@@ -195,7 +195,7 @@ public final class SettingCatalog {
             declare("JETSTREAM_SUBSCRIBE_SLOW_WINDOW", Type.DURATION, "60s", EnumSet.of(Service.GATEWAY),
                     "how long a subscriber may lag before it is judged slow"),
             declare("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", Type.LONG, "402653184", EnumSet.of(Service.GATEWAY),
-                    "estimated heap all subscriptions' state may hold: parsed filters (the `wantedDids`/`dids` and collection sets, and the DID bytes a cold reader keeps)"),
+                    "estimated heap all subscriptions' state may hold: parsed filters (the `wantedDids`/`dids` and collection sets)"),
             declare("JETSTREAM_TIMESTAMP_IMPORT_DIR", Type.STRING, null, "<data-dir>/imports", EnumSet.of(Service.INGESTER),
                     "confinement directory for staged CSVs (the default one is created at start)"),
             declare("JETSTREAM_TIMESTAMP_IMPORT_TOKEN", Type.STRING, null, EnumSet.of(Service.INGESTER),

@@ -1,7 +1,5 @@
 package jetstream.filter;
 
-import java.util.Set;
-
 /**
  * The exact delivery predicate of one subscription, evaluated on per-event keys computed once per
  * event (kind, DID, collection) — never on JSON. Immutable and thread-safe.
@@ -18,10 +16,10 @@ public final class SubscriptionFilter {
 
     private final boolean v1;
     private final int kindMask;
-    private final Set<String> dids;
+    private final DidSet dids;
     private final CollectionSet collections;
 
-    SubscriptionFilter(boolean v1, int kindMask, Set<String> dids, CollectionSet collections) {
+    SubscriptionFilter(boolean v1, int kindMask, DidSet dids, CollectionSet collections) {
         this.v1 = v1;
         this.kindMask = kindMask;
         this.dids = dids;
@@ -60,7 +58,7 @@ public final class SubscriptionFilter {
     }
 
     /** Null when every DID matches. */
-    public Set<String> dids() {
+    public DidSet dids() {
         return dids;
     }
 

@@ -1,10 +1,8 @@
 package jetstream.filter;
 
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
@@ -56,21 +54,22 @@ public final class V1Params {
             }
             collections = new CollectionSet(exact, prefixes);
         }
-        Set<String> dids = null;
+        DidSet dids = null;
         if (wantedDids != null && !wantedDids.isEmpty()) {
             if (wantedDids.size() > HOSTILE_DID_VALUES) {
                 throw new FilterException(PREFIX + "too many wanted DIDs: " + wantedDids.size() + " > " + MAX_DIDS);
             }
-            dids = new HashSet<>();
+            DidSet.Builder b = new DidSet.Builder();
             for (String d : wantedDids) {
                 if (!Did.isValid(d)) {
                     throw new FilterException(PREFIX + "invalid DID: " + d);
                 }
-                dids.add(d);
+                b.add(d);
             }
-            if (dids.size() > MAX_DIDS) {
-                throw new FilterException(PREFIX + "too many wanted DIDs: " + dids.size() + " > " + MAX_DIDS);
+            if (b.size() > MAX_DIDS) {
+                throw new FilterException(PREFIX + "too many wanted DIDs: " + b.size() + " > " + MAX_DIDS);
             }
+            dids = b.build();
         }
         if (collections == null && dids == null) {
             return SubscriptionFilter.v1All();

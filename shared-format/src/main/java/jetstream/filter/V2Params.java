@@ -1,10 +1,8 @@
 package jetstream.filter;
 
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import jetstream.atproto.syntax.Did;
 import jetstream.atproto.syntax.Nsid;
@@ -37,7 +35,7 @@ public final class V2Params {
                     + "(subscriber-sourced messages were removed)");
         }
         int kindMask = kinds(query.get("kinds"));
-        Set<String> dids = dids(query.get("dids"));
+        DidSet dids = dids(query.get("dids"));
         CollectionSet collections = collections(query.get("collections"));
         long max = maxSize(query.get("maxMessageSizeBytes"));
         if (collections != null && kindMask != SubscriptionFilter.ALL_KINDS && (kindMask & KindClass.COMMIT) == 0) {
@@ -68,21 +66,21 @@ public final class V2Params {
         return mask;
     }
 
-    private static Set<String> dids(List<String> values) {
+    private static DidSet dids(List<String> values) {
         if (values == null || values.isEmpty()) {
             return null;
         }
         if (values.size() > MAX_DIDS) {
             throw new FilterException(PREFIX + "too many dids values: " + values.size() + " > " + MAX_DIDS);
         }
-        Set<String> dids = new HashSet<>();
+        DidSet.Builder dids = new DidSet.Builder();
         for (String d : values) {
             if (!Did.isValid(d)) {
                 throw new FilterException(PREFIX + "invalid DID: " + d);
             }
             dids.add(d);
         }
-        return dids;
+        return dids.build();
     }
 
     private static CollectionSet collections(List<String> values) {

@@ -2,12 +2,12 @@ package jetstream.replay;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
 
 import jetstream.filter.CollectionSet;
+import jetstream.filter.DidSet;
 import jetstream.filter.KindClass;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.segment.ActiveSegmentReader;
@@ -43,7 +43,6 @@ public final class ColdReader implements AutoCloseable {
     private final BlockCache cache;
     private final VacancySet vacancies;
     private final SubscriptionFilter filter;
-    private final byte[][] didBytes;
     private final ZstdFrames zstd = new ZstdFrames();
     private final BlockView view = new BlockView();
     private final Map<Long, BitSet> candidates = new HashMap<>();
@@ -68,11 +67,6 @@ public final class ColdReader implements AutoCloseable {
         this.vacancies = vacancies;
         this.filter = filter;
         this.remotePlan = catalog.archive() == null ? null : RemotePlan.of(filter);
-        if (filter.dids() == null) {
-            didBytes = null;
-        } else {
-            didBytes = filter.dids().stream().map(d -> d.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
-        }
     }
 
     public long blocksSkipped() {
@@ -331,11 +325,11 @@ public final class ColdReader implements AutoCloseable {
 
     private BitSet compute(SegmentBlocks r, int blockCount) {
         BitSet out = null;
-        if (didBytes != null) {
-            out = new BitSet(blockCount);
-            for (byte[] d : didBytes) {
-                out.or(r.blocksForDid(d));
-            }
+        DidSet dids = filter.dids();
+        if (dids != null) {
+            BitSet any = new BitSet(blockCount);
+            dids.forEachUtf8(d -> any.or(r.blocksForDid(d)));
+            out = any;
         }
         BitSet byKind = kindBlocks(r, blockCount);
         if (byKind != null) {
