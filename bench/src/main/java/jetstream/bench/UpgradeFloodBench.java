@@ -91,6 +91,26 @@ public final class UpgradeFloodBench {
         System.exit(0);
     }
 
+    /** Prints the live latency of each second of the flood (events, p50, p99, max), where a stall shows. */
+    private static Thread timeline(LiveLatency second, long start) {
+        Thread t = new Thread(() -> {
+            second.reset();
+            try {
+                while (true) {
+                    Thread.sleep(1000);
+                    System.out.printf("live t=%4.1f s: %,6d events p50=%d p99=%d max=%d ms%n", (System.nanoTime() - start) / 1e9,
+                            second.count(), second.percentile(0.5), second.percentile(0.99), second.percentile(1));
+                    second.reset();
+                }
+            } catch (InterruptedException done) {
+                Thread.currentThread().interrupt();
+            }
+        }, "live-timeline");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
     private int intOpt(String k, int d) {
         return Integer.parseInt(opts.getOrDefault(k, Integer.toString(d)));
     }
@@ -112,6 +132,7 @@ public final class UpgradeFloodBench {
         }
         LongAdder[] liveCounts = new LongAdder[live];
         LiveLatency latency = new LiveLatency();
+        LiveLatency second = new LiveLatency();
         for (int i = 0; i < live; i++) {
             LongAdder n = new LongAdder();
             liveCounts[i] = n;
@@ -120,6 +141,7 @@ public final class UpgradeFloodBench {
             ws.handler(b -> {
                 n.increment();
                 latency.record(b);
+                second.record(b);
             });
         }
         // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
@@ -156,6 +178,7 @@ public final class UpgradeFloodBench {
         Semaphore slots = new Semaphore(inflight);
         String loadBefore = GatewayBench.loadAverage();
         long start = System.nanoTime();
+        Thread timeline = timeline(second, start);
         RawUpgrades raw = null;
         if (Boolean.parseBoolean(opts.getOrDefault("raw", "true"))) {
             String[] sources = null;
@@ -217,6 +240,7 @@ public final class UpgradeFloodBench {
         prober.join();
         // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
         Thread.sleep(1000L * intOpt("hold", 0));
+        timeline.interrupt();
         String loadAfter = GatewayBench.loadAverage();
         long heldAfterGc = heapAfterGc();
 
