@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
@@ -92,6 +93,9 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         if (!retired) {
             ctx.pipeline().addAfter(DECODER, QueryStash.NAME, new QueryStash());
         }
+        // One read per connection per event-loop turn (Netty's default is 16, up to 1 MB): a turn that reads
+        // hundreds of large request heads made every live subscriber's delivery task wait behind all of them.
+        ctx.channel().config().setRecvByteBufAllocator(new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1));
         ctx.fireChannelActive();
     }
 

@@ -153,6 +153,47 @@ class LargeDidFilterTest extends FixtureTestBase {
         }
     }
 
+    /**
+     * A 10,000-DID query is parsed on the resolver pool, not on the event loop: with both resolver threads held,
+     * its upgrade waits while a small one on the same gateway goes through, and it completes once they are free.
+     */
+    @Test
+    void aLargeQueryIsParsedOffTheEventLoop() throws Exception {
+        java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(2);
+        for (int i = 0; i < 2; i++) {
+            gateway.resolver().execute(() -> {
+                held.countDown();
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        jetstream.testing.RawUpgrades large = new jetstream.testing.RawUpgrades(
+                new java.net.InetSocketAddress("127.0.0.1", base.getPort()), null, "/subscribe", 10_000);
+        Thread t = new Thread(() -> {
+            try {
+                large.run(1, 1);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        try {
+            assertTrue(held.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            t.start();
+            connect("/subscribe?wantedDids=" + TestRows.did(1)); // a small query: parsed on the event loop
+            t.join(1000);
+            assertTrue(t.isAlive(), "the large upgrade waited for a resolver thread: " + large.outcomes);
+        } finally {
+            hold.countDown();
+        }
+        t.join(30_000);
+        assertEquals(1, large.outcomes.get("101").intValue(), large.outcomes.toString());
+        large.closeHeld();
+    }
+
     private void awaitSubscribers(int n) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (gateway.subscribers().size() != n && System.nanoTime() < deadline) {

@@ -119,9 +119,9 @@ class PreUpgradeErrorsTest {
     @Test
     void v1Errors() throws Exception {
         v1(400, "subscribe: invalid options: invalid semicolon separator in query", "/subscribe?a=1;b=2");
-        v1(400, UpgradeFilter.BOTH_COMPRESSIONS, "/subscribe?compress=true",
+        v1(400, UpgradeSteps.BOTH_COMPRESSIONS, "/subscribe?compress=true",
                 "Sec-WebSocket-Extensions", "permessage-deflate; client_max_window_bits");
-        v1(400, UpgradeFilter.BOTH_COMPRESSIONS, "/subscribe", "Socket-Encoding", "zstd",
+        v1(400, UpgradeSteps.BOTH_COMPRESSIONS, "/subscribe", "Socket-Encoding", "zstd",
                 "Sec-WebSocket-Extensions", "permessage-deflate");
         v1(400, "subscribe: invalid options: invalid collection: app..bad", "/subscribe?wantedCollections=app..bad");
         StringBuilder many = new StringBuilder("/subscribe?");
