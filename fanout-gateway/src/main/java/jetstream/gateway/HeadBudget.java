@@ -13,8 +13,8 @@ import io.vertx.core.http.HttpConnection;
 import io.vertx.core.net.impl.ConnectionBase;
 
 /**
- * The {@link StateBudget} share of a request head still on its way in, first in each public connection's
- * pipeline. Netty keeps a head it is decoding (the read buffers it accumulates, then a copy of the
+ * The {@link StateBudget} share of a request head still on its way in, in each public connection's
+ * pipeline before Vert.x's handlers. Netty keeps a head it is decoding (the read buffers it accumulates, then a copy of the
  * request line and its {@code String}) before any filter runs; a 10,000-DID upgrade is a 440 KB line, so
  * a few hundred of them half-received at once used to exhaust the heap before the budget saw one
  * ({@code OutOfMemoryError} on both event loops at -Xmx256m). This charges {@link #PER_BYTE} per head byte
@@ -22,10 +22,11 @@ import io.vertx.core.net.impl.ConnectionBase;
  * once (its rest is read and dropped, never decoded) and the connection closes: a refusal costs a read,
  * not a parse. The upgrade filter takes the reservation over ({@link #take}) when the request reaches it.
  *
- * <p>Behind the decoder it puts the {@link QueryStash}, which Vert.x has configured only by now.
- * A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left alone; once the WebSocket upgrade
- * has replaced the decoder the handler only passes bytes on. It stays in the pipeline (subscribers write
- * from the pipeline's first context, see {@link ChannelSink}). Event-loop confined.
+ * <p>It keeps a request line from the decoder until the line is whole (see {@link #line}), reads once per
+ * event-loop turn, and puts the {@link QueryStash} behind the decoder, which Vert.x has configured only by
+ * the time the connection is active. A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left
+ * alone; once the WebSocket upgrade has replaced the decoder the handler only passes bytes on. Event-loop
+ * confined.
  */
 final class HeadBudget extends ChannelInboundHandlerAdapter {
     static final String NAME = "jetstream-head-budget";
@@ -52,6 +53,14 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     private final StateBudget budget;
     private final Runnable refused;
     private StateBudget.Reservation held;
+    /**
+     * The request line read so far, kept from the decoder until it is whole (null when none is kept): the
+     * decoder looks for the line's end from its start on every read, so a 440 KB line arriving in 64 KB reads
+     * was scanned seven times over, a quarter of the event loops' time under the upgrade flood.
+     */
+    private ByteBuf line;
+    /** The current head's request line is whole: its bytes go on to the decoder as they come. */
+    private boolean lineWhole;
     private long headBytes;
     private boolean retired;
     private boolean draining;
@@ -84,6 +93,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         held = null;
         headBytes = 0;
         startLength = 0;
+        lineWhole = false;
         return r;
     }
 
@@ -112,6 +122,10 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         if (ctx.pipeline().get(DECODER) == null) {
             retired = true; // upgraded: WebSocket frames from here on
             release();
+            if (line != null) {
+                ctx.fireChannelRead(line);
+                line = null;
+            }
             ctx.fireChannelRead(msg);
             return;
         }
@@ -122,7 +136,34 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
             drain(ctx, buf);
             return;
         }
-        ctx.fireChannelRead(msg);
+        if (lineWhole) {
+            ctx.fireChannelRead(msg);
+        } else if (buf.indexOf(buf.readerIndex(), buf.writerIndex(), (byte) '\n') < 0) {
+            line = line == null ? buf : append(ctx, line, buf);
+        } else {
+            lineWhole = true;
+            ByteBuf whole = line == null ? buf : append(ctx, line, buf);
+            line = null;
+            ctx.fireChannelRead(whole);
+        }
+    }
+
+    /**
+     * {@code more} after {@code to}, in {@code to} when it has room, else in a buffer twice as large; {@code more}
+     * is released.
+     */
+    private static ByteBuf append(ChannelHandlerContext ctx, ByteBuf to, ByteBuf more) {
+        try {
+            if (to.writableBytes() >= more.readableBytes() && to.refCnt() == 1 && !to.isReadOnly()) {
+                return to.writeBytes(more);
+            }
+            ByteBuf grown = ctx.alloc().buffer(Math.max(2 * to.capacity(), to.readableBytes() + more.readableBytes()));
+            grown.writeBytes(to).writeBytes(more);
+            to.release();
+            return grown;
+        } finally {
+            more.release();
+        }
     }
 
     private boolean charge(long bytes, long ceiling) {
@@ -153,6 +194,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
      */
     private void refuse(ChannelHandlerContext ctx) {
         draining = true;
+        dropLine();
         refused.run();
         ctx.writeAndFlush(Unpooled.wrappedBuffer(UpgradeAnswers.stateSpentResponse(xrpc()))).addListener(f -> {
             if (f.isSuccess() && ctx.channel() instanceof DuplexChannel d) {
@@ -179,9 +221,17 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         }
     }
 
+    private void dropLine() {
+        if (line != null) {
+            line.release();
+            line = null;
+        }
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         release();
+        dropLine();
         if (drainTimer != null) {
             drainTimer.cancel(false);
         }
@@ -191,5 +241,6 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         release();
+        dropLine();
     }
 }

@@ -7,7 +7,7 @@ import io.netty.channel.Channel;
 import io.quarkus.arc.Unremovable;
 import jetstream.service.PublicChannelInitializer;
 
-/** Puts a {@link HeadBudget} first in every connection of the public listener. */
+/** Puts a {@link HeadBudget} in every connection of the public listener, before Vert.x's handlers. */
 @ApplicationScoped
 @Unremovable
 public class HeadBudgetInstaller implements PublicChannelInitializer {
@@ -23,6 +23,8 @@ public class HeadBudgetInstaller implements PublicChannelInitializer {
             refused = gateway.metrics().stateRefused::increment;
             budget = gateway.stateBudget();
         }
-        child.pipeline().addFirst(HeadBudget.NAME, new HeadBudget(budget, refused));
+        // Behind the header deadline, which so sees a head's first byte and starts its clock at once, even while
+        // the budget keeps an unfinished request line from the decoder.
+        child.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refused));
     }
 }

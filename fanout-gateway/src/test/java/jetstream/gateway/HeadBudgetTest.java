@@ -63,6 +63,43 @@ class HeadBudgetTest {
         ch.finishAndReleaseAll();
     }
 
+    /**
+     * A request line arriving in pieces reaches the decoder once, whole (the decoder scans a line from its start
+     * on every read it gets); what follows the line goes on as it comes, and the next head is kept again.
+     */
+    @Test
+    void theDecoderGetsARequestLineOnlyWhenItIsWhole() {
+        StateBudget budget = new StateBudget(8 << 20);
+        EmbeddedChannel ch = new EmbeddedChannel();
+        java.util.List<Integer> reads = new java.util.ArrayList<>();
+        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet))
+                .addLast("count", new io.netty.channel.ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                        reads.add(((ByteBuf) msg).readableBytes());
+                        ctx.fireChannelRead(msg);
+                    }
+                })
+                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(1 << 20, 8192, 8192));
+        String first = line("/subscribe", 400_000);
+        for (int at = 0; at < first.length(); at += 4096) {
+            ch.writeInbound(ascii(first.substring(at, Math.min(first.length(), at + 4096))));
+        }
+        assertEquals(java.util.List.of(first.length()), reads, "one read of the whole line");
+        ch.writeInbound(ascii("Host: x\r\n"));
+        ch.writeInbound(ascii("\r\n"));
+        assertEquals(java.util.List.of(first.length(), 9, 2), reads, "the headers go on as they come");
+        HttpRequest r = assertInstanceOf(HttpRequest.class, ch.readInbound());
+        assertEquals(first.length() - "GET  HTTP/1.1\r\n".length(), r.uri().length());
+        ch.pipeline().get(HeadBudget.class).handOver().release();
+        ch.writeInbound(ascii("GET /x HTTP/1.1"));
+        assertEquals(3, reads.size(), "the next line is kept until whole");
+        ch.writeInbound(ascii("\r\nHost: y\r\n\r\n"));
+        assertEquals(4, reads.size());
+        assertEquals("GET /x HTTP/1.1\r\nHost: y\r\n\r\n".length(), reads.get(3));
+        ch.finishAndReleaseAll();
+    }
+
     @Test
     void aHeadOverTheBudgetIsRefusedBeforeItIsDecoded() {
         StateBudget budget = new StateBudget(120_000); // a large head may fill 90,000 of it
