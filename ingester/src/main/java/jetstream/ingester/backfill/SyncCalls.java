@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import jetstream.ingester.net.KeepAliveHttp;
 import jetstream.ingester.net.Outbound;
 
 /**
@@ -99,8 +100,7 @@ final class SyncCalls {
      */
     SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool, Outbound.Transport transport, long maxCarBytes) {
-        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http : ownClient(http);
-        this.transport = transport != null ? transport : (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
+        this.transport = transport != null ? transport : defaultTransport(http);
         this.maxCarBytes = maxCarBytes;
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
@@ -109,21 +109,21 @@ final class SyncCalls {
     }
 
     /**
-     * The client the calls go through: {@code http}'s version and connect timeout, no redirects
-     * followed. Over HTTP/1.1 its dependent tasks (response parsing, body delivery) run on the thread
-     * that completes them, the selector's or the caller's: the default executor hands each step of
-     * every exchange to a pool thread, about half the client's CPU per getRepo (one per repo,
-     * BENCHMARKS.md "Bootstrap over HTTP"). Nothing blocks there: the body subscriber only queues
-     * chunks for the reading thread ({@link Outbound}).
+     * How the calls go without a transport of their own: an HTTP/1.1 client's through
+     * {@link KeepAliveHttp} (the JDK client's asynchronous exchange cost about as much CPU per
+     * getRepo as verifying the CAR, BENCHMARKS.md "CPU per record"), with its connect timeout;
+     * any other through the client, or one of its version and connect timeout that follows no
+     * redirects itself.
      */
-    private static HttpClient ownClient(HttpClient http) {
-        HttpClient.Builder b = HttpClient.newBuilder().version(http.version())
-                .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
-                .followRedirects(HttpClient.Redirect.NEVER);
+    private static Outbound.Transport defaultTransport(HttpClient http) {
+        Duration connect = http.connectTimeout().orElse(Duration.ofSeconds(10));
         if (http.version() == HttpClient.Version.HTTP_1_1) {
-            b.executor(Runnable::run);
+            return new KeepAliveHttp(connect);
         }
-        return b.build();
+        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
+                : HttpClient.newBuilder().version(http.version()).connectTimeout(connect)
+                        .followRedirects(HttpClient.Redirect.NEVER).build();
+        return (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {

@@ -158,7 +158,7 @@ class OutboundTest {
 
     @Test
     void sequentialExchangesStartNoThreadEach() throws Exception {
-        // the executor SyncCalls gives its client; sendAsync completed each exchange on the common
+        // a client that runs its tasks inline: sendAsync still completed each exchange on the common
         // pool's async executor, which is a new thread per task on a machine of one or two cores
         HttpClient inline = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).executor(Runnable::run).build();
         assertEquals(200, Outbound.get(inline, uri("/ok"), Duration.ofSeconds(10), 100).status());
