@@ -151,15 +151,21 @@ final class Http1 {
         }
     }
 
-    /** The socket's input with the current exchange's deadline on every read. */
+    /**
+     * The socket's input, buffered, with the current exchange's deadline on every read from the
+     * socket (set when the buffer is refilled, not for every byte of the head's lines).
+     */
     static final class DeadlineInput extends InputStream {
         private final Socket socket;
         private final InputStream in;
+        private final byte[] buf = new byte[16 << 10];
+        private int pos;
+        private int lim;
         private long end;
 
         DeadlineInput(Socket socket, long end) throws IOException {
             this.socket = socket;
-            this.in = new java.io.BufferedInputStream(socket.getInputStream(), 16 << 10);
+            this.in = socket.getInputStream();
             this.end = end;
         }
 
@@ -170,14 +176,41 @@ final class Http1 {
 
         @Override
         public int read() throws IOException {
-            socket.setSoTimeout(remainingMillis(end));
-            return in.read();
+            if (pos == lim && !fill()) {
+                return -1;
+            }
+            return buf[pos++] & 0xff;
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            if (pos == lim) {
+                if (len >= buf.length) {
+                    socket.setSoTimeout(remainingMillis(end));
+                    return in.read(b, off, len);
+                }
+                if (!fill()) {
+                    return -1;
+                }
+            }
+            int n = Math.min(len, lim - pos);
+            System.arraycopy(buf, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        private boolean fill() throws IOException {
             socket.setSoTimeout(remainingMillis(end));
-            return in.read(b, off, len);
+            int n = in.read(buf, 0, buf.length);
+            if (n <= 0) {
+                return false;
+            }
+            pos = 0;
+            lim = n;
+            return true;
         }
     }
 
