@@ -100,7 +100,8 @@ final class SyncCalls {
      */
     SyncCalls(HttpClient http, Duration pageTimeout, Duration repoTimeout, java.util.function.Predicate<URI> redirectAllowed,
          CarSpool spool, Outbound.Transport transport, long maxCarBytes) {
-        this.transport = transport != null ? transport : defaultTransport(http);
+        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http : ownClient(http);
+        this.transport = transport != null ? transport : (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
         this.maxCarBytes = maxCarBytes;
         this.pageTimeout = pageTimeout;
         this.repoTimeout = repoTimeout;
@@ -109,21 +110,31 @@ final class SyncCalls {
     }
 
     /**
-     * How the calls go without a transport of their own: an HTTP/1.1 client's through
-     * {@link KeepAliveHttp} (the JDK client's asynchronous exchange cost about as much CPU per
-     * getRepo as verifying the CAR, BENCHMARKS.md "CPU per record"), with its connect timeout;
-     * any other through the client, or one of its version and connect timeout that follows no
-     * redirects itself.
+     * The client the calls go through: {@code http}'s version and connect timeout, no redirects
+     * followed. Over HTTP/1.1 its dependent tasks (response parsing, body delivery) run on the thread
+     * that completes them, the selector's or the caller's: the default executor hands each step of
+     * every exchange to a pool thread. Nothing blocks there: the body subscriber only queues chunks
+     * for the reading thread ({@link Outbound}).
      */
-    private static Outbound.Transport defaultTransport(HttpClient http) {
-        Duration connect = http.connectTimeout().orElse(Duration.ofSeconds(10));
+    private static HttpClient ownClient(HttpClient http) {
+        HttpClient.Builder b = HttpClient.newBuilder().version(http.version())
+                .connectTimeout(http.connectTimeout().orElse(Duration.ofSeconds(10)))
+                .followRedirects(HttpClient.Redirect.NEVER);
         if (http.version() == HttpClient.Version.HTTP_1_1) {
-            return new KeepAliveHttp(connect);
+            b.executor(Runnable::run);
         }
-        HttpClient client = http.followRedirects() == HttpClient.Redirect.NEVER ? http
-                : HttpClient.newBuilder().version(http.version()).connectTimeout(connect)
-                        .followRedirects(HttpClient.Redirect.NEVER).build();
-        return (uri, deadline, max) -> Outbound.open(client, uri, deadline, max);
+        return b.build();
+    }
+
+    /**
+     * The bootstrap's transport for an HTTP/1.1 client: {@link KeepAliveHttp}, blocking sockets kept
+     * per host (the JDK client's asynchronous exchange cost about as much CPU per getRepo as
+     * verifying the CAR, BENCHMARKS.md "CPU per record"), with the client's connect timeout; null
+     * (the client itself) for any other version.
+     */
+    static Outbound.Transport keepAlive(HttpClient http) {
+        return http.version() == HttpClient.Version.HTTP_1_1
+                ? new KeepAliveHttp(http.connectTimeout().orElse(Duration.ofSeconds(10))) : null;
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {

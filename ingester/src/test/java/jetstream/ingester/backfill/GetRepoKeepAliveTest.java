@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A getRepo body read to its content-length leaves the connection to the next request, through the
- * transport SyncCalls uses for the ingester's HTTP/1.1 client ({@code KeepAliveHttp}): the bootstrap makes
+ * client SyncCalls builds for the ingester's (HTTP/1.1, its tasks run inline): the bootstrap makes
  * one getRepo per repository (tens of millions), so a new TCP connection per repo would be a large
  * part of its per-repo CPU.
  */
