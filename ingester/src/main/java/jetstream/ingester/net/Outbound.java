@@ -6,19 +6,19 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import jetstream.ingester.backfill.HostnamePolicy;
 
 /**
@@ -86,30 +86,33 @@ public final class Outbound {
 
     /**
      * Sends the GET and waits for its headers (within the deadline); the body is read from the
-     * response as it arrives, under the same deadline and the cap. The request goes through the
-     * blocking {@code send}: {@code sendAsync} completes every exchange on the common pool's async
-     * executor, which on a machine of one or two cores starts a new thread per exchange.
+     * response as it arrives, under the same deadline and the cap.
      */
     public static Response open(HttpClient http, URI uri, Duration deadline, long maxBytes)
             throws IOException, InterruptedException {
         long end = System.nanoTime() + deadline.toNanos();
         HttpRequest req = HttpRequest.newBuilder(uri).timeout(deadline).GET().build();
-        HttpResponse<InputStream> r;
+        CompletableFuture<HttpResponse<InputStream>> f = http.sendAsync(req, info -> new Body(info.headers(), maxBytes, end));
         try {
-            r = http.send(req, info -> new Body(info.headers(), maxBytes, end));
-        } catch (HttpConnectTimeoutException e) {
-            throw e;
-        } catch (HttpTimeoutException e) {
+            HttpResponse<InputStream> r = f.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            if (r.headers().firstValueAsLong("content-length").orElse(-1) > maxBytes) {
+                r.body().close();
+                throw new Failure(TOO_LARGE, null);
+            }
+            return new Response(r.statusCode(), r.headers(), r.body());
+        } catch (TimeoutException e) {
+            f.cancel(true);
             throw new Failure(DEADLINE, e);
-        } catch (IllegalArgumentException e) {
-            // an unresolvable host comes out of send as an UnresolvedAddressException wrapped in this
-            throw new Failure(IO, e.getCause() != null ? e.getCause() : e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof Failure failure) {
+                throw failure;
+            }
+            throw c instanceof IOException io ? io : new Failure(IO, c);
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            throw e;
         }
-        if (r.headers().firstValueAsLong("content-length").orElse(-1) > maxBytes) {
-            r.body().close();
-            throw new Failure(TOO_LARGE, null);
-        }
-        return new Response(r.statusCode(), r.headers(), r.body());
     }
 
     /** {@link #open} with the body read whole; failures are returned, not thrown. */

@@ -4,18 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.net.ConnectException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -154,31 +148,5 @@ class OutboundTest {
         assertFalse(Outbound.schemeAllowed(from, URI.create("file:///etc/passwd")));
         Outbound.Buffered ok = Outbound.get(http, uri("/ok"), Duration.ofSeconds(10), 100);
         assertNull(Outbound.location(from, ok.status(), ok.headers()));
-    }
-
-    @Test
-    void sequentialExchangesStartNoThreadEach() throws Exception {
-        // a client that runs its tasks inline: sendAsync still completed each exchange on the common
-        // pool's async executor, which is a new thread per task on a machine of one or two cores
-        HttpClient inline = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).executor(Runnable::run).build();
-        assertEquals(200, Outbound.get(inline, uri("/ok"), Duration.ofSeconds(10), 100).status());
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        long before = mx.getTotalStartedThreadCount();
-        for (int i = 0; i < 20; i++) {
-            assertEquals(200, Outbound.get(inline, uri("/ok"), Duration.ofSeconds(10), 100).status());
-        }
-        long started = mx.getTotalStartedThreadCount() - before;
-        assertTrue(started < 10, started + " threads started for 20 exchanges");
-    }
-
-    @Test
-    void aRefusedConnectionIsAConnectFailure() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
-        IOException e = assertThrows(IOException.class,
-                () -> Outbound.open(http, URI.create("http://127.0.0.1:" + port + "/"), Duration.ofSeconds(10), 100));
-        assertTrue(e instanceof ConnectException || e.getCause() instanceof ConnectException, e.toString());
     }
 }
