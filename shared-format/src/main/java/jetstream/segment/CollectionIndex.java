@@ -48,6 +48,8 @@ public final class CollectionIndex {
         private final Map<ByteBuffer, Integer> ids = new HashMap<>();
         private final List<BitSet> blocks = new ArrayList<>();
         private BitSet current;
+        /** The id {@link #intern} returned last (-1: none yet). */
+        private int lastId = -1;
 
         /** Starts the next block; rows added afterwards belong to it. */
         public void startBlock() {
@@ -102,8 +104,13 @@ public final class CollectionIndex {
         }
 
         private int intern(byte[] src, int off, int len) {
+            // rows come in runs of one collection (a repository's records are in key order)
+            if (lastId >= 0 && Arrays.equals(names.get(lastId), 0, names.get(lastId).length, src, off, off + len)) {
+                return lastId;
+            }
             Integer id = ids.get(ByteBuffer.wrap(src, off, len));
             if (id != null) {
+                lastId = id;
                 return id;
             }
             if (len > SegmentLimits.MAX_COLLECTION_LENGTH) {
@@ -114,6 +121,7 @@ public final class CollectionIndex {
             names.add(name);
             counts.add(new long[1]);
             ids.put(ByteBuffer.wrap(name), newId);
+            lastId = newId;
             return newId;
         }
 

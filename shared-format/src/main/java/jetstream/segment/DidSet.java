@@ -18,6 +18,8 @@ final class DidSet {
     /** Two longs per slot: the key's probe hi word, then its index into keys + 1 (0 = empty); load ≤ 1/2. */
     private long[] slots = new long[64];
     private int size;
+    /** The index {@link #put} returned last (-1: none since the set was emptied). */
+    private int last = -1;
 
     int size() {
         return size;
@@ -57,6 +59,19 @@ final class DidSet {
         Arrays.fill(values, 0, size, 0);
         Arrays.fill(slots, 0);
         size = 0;
+        last = -1;
+    }
+
+    /**
+     * The index {@link #put} returned last when {@code buf[off, off+len)} is that key, else -1: a
+     * repository's rows come together, and its DID repeated row after row needs no hash.
+     */
+    int lastIfSame(byte[] buf, int off, int len) {
+        if (last < 0) {
+            return -1;
+        }
+        byte[] k = keys[last];
+        return Arrays.equals(k, 0, k.length, buf, off, off + len) ? last : -1;
     }
 
     /** The index of {@code buf[off, off+len)}, or -1 when absent. */
@@ -85,7 +100,8 @@ final class DidSet {
         int s = find(buf, off, len, p.hi());
         long e = slots[s + 1];
         if (e != 0) {
-            return (int) e - 1;
+            last = (int) e - 1;
+            return last;
         }
         if (size == keys.length) {
             keys = Arrays.copyOf(keys, size * 2);
@@ -99,7 +115,8 @@ final class DidSet {
         size++;
         slots[s] = p.hi();
         slots[s + 1] = size;
-        return size - 1;
+        last = size - 1;
+        return last;
     }
 
     /** The slot (even index) holding the key, or the empty slot where it would go. */

@@ -330,12 +330,15 @@ public final class FooterBuilder {
         if (dl > 0) {
             byte[] buf = block.buffer();
             int dOff = block.didOffset(i);
-            GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
-            int n = seen.size();
-            int at = seen.put(buf, dOff, dl, probe);
-            if (at == n) {
-                byte[] key = seen.key(at);
-                seen.setValue(at, segmentDids.put(key, 0, key.length, probe));
+            int at = seen.lastIfSame(buf, dOff, dl);
+            if (at < 0) {
+                GloomFilter.Probe probe = GloomFilter.Probe.of(buf, dOff, dl);
+                int n = seen.size();
+                at = seen.put(buf, dOff, dl, probe);
+                if (at == n) {
+                    byte[] key = seen.key(at);
+                    seen.setValue(at, segmentDids.put(key, 0, key.length, probe));
+                }
             }
             segmentDids.increment(seen.value(at));
         }

@@ -64,8 +64,9 @@ final class CarSpool {
             }
             boolean kept = false;
             try {
-                byte[] b = in.readNBytes((int) declared);
-                if (b.length != declared) {
+                // into one array of the declared size: readNBytes(int) gathers 8 KiB pieces and copies them again
+                byte[] b = new byte[(int) declared];
+                if (in.readNBytes(b, 0, b.length) != declared) {
                     throw new IOException("body shorter than its content-length");
                 }
                 // read to the end of the stream: a body closed before its end cancels the exchange,

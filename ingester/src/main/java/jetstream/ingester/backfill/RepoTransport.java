@@ -24,7 +24,7 @@ final class RepoTransport {
         this.spool = new CarSpool(budget, s.spoolThresholdBytes(), spoolDir(store, user),
                 BackfillMetrics.of(metrics.registry()).spooledCars);
         this.xrpc = new SyncCalls(http, Duration.ofSeconds(60), Duration.ofMinutes(10),
-                target -> redirectTargetAllowed(policy, upstream, target), spool, null, s.maxCarBytes());
+                target -> redirectTargetAllowed(policy, upstream, target), spool, SyncCalls.keepAlive(http), s.maxCarBytes());
         this.fetcher = new RepoFetcher(xrpc, metrics, spool);
     }
 

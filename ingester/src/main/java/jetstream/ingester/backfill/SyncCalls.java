@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import jetstream.ingester.net.KeepAliveHttp;
 import jetstream.ingester.net.Outbound;
 
 /**
@@ -112,9 +113,8 @@ final class SyncCalls {
      * The client the calls go through: {@code http}'s version and connect timeout, no redirects
      * followed. Over HTTP/1.1 its dependent tasks (response parsing, body delivery) run on the thread
      * that completes them, the selector's or the caller's: the default executor hands each step of
-     * every exchange to a pool thread, about half the client's CPU per getRepo (one per repo,
-     * BENCHMARKS.md "Bootstrap over HTTP"). Nothing blocks there: the body subscriber only queues
-     * chunks for the reading thread ({@link Outbound}).
+     * every exchange to a pool thread. Nothing blocks there: the body subscriber only queues chunks
+     * for the reading thread ({@link Outbound}).
      */
     private static HttpClient ownClient(HttpClient http) {
         HttpClient.Builder b = HttpClient.newBuilder().version(http.version())
@@ -124,6 +124,17 @@ final class SyncCalls {
             b.executor(Runnable::run);
         }
         return b.build();
+    }
+
+    /**
+     * The bootstrap's transport for an HTTP/1.1 client: {@link KeepAliveHttp}, blocking sockets kept
+     * per host (the JDK client's asynchronous exchange cost about as much CPU per getRepo as
+     * verifying the CAR, BENCHMARKS.md "CPU per record"), with the client's connect timeout; null
+     * (the client itself) for any other version.
+     */
+    static Outbound.Transport keepAlive(HttpClient http) {
+        return http.version() == HttpClient.Version.HTTP_1_1
+                ? new KeepAliveHttp(http.connectTimeout().orElse(Duration.ofSeconds(10))) : null;
     }
 
     Answer listHosts(String base, String cursor) throws InterruptedException {

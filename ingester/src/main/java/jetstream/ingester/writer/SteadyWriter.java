@@ -77,6 +77,9 @@ public final class SteadyWriter implements AutoCloseable {
     /** Submissions and steps, bounded in bytes. */
     private final WriterQueue queue;
     private final StagedMetadata staged = new StagedMetadata();
+    private final Utf8Memo didBytes = new Utf8Memo();
+    private final Utf8Memo collectionBytes = new Utf8Memo();
+    private final Utf8Memo revBytes = new Utf8Memo();
     private final Thread thread;
     private final AtomicLong appended = new AtomicLong();
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -377,10 +380,10 @@ public final class SteadyWriter implements AutoCloseable {
     }
 
     private void append(ArchiveRow r, long witnessedAt) {
-        byte[] did = r.did().getBytes(StandardCharsets.UTF_8);
-        byte[] coll = r.collection().getBytes(StandardCharsets.UTF_8);
+        byte[] did = didBytes.of(r.did());
+        byte[] coll = collectionBytes.of(r.collection());
         byte[] rkey = r.rkey().getBytes(StandardCharsets.UTF_8);
-        byte[] rev = r.rev().getBytes(StandardCharsets.UTF_8);
+        byte[] rev = revBytes.of(r.rev());
         if (did.length > SegmentLimits.MAX_DID_LENGTH || coll.length > SegmentLimits.MAX_COLLECTION_LENGTH
                 || rkey.length > SegmentLimits.MAX_RKEY_LENGTH || rev.length > SegmentLimits.MAX_REV_LENGTH) {
             metrics.dropped("live", "field_too_long");

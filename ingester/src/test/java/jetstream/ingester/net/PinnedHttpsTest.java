@@ -1,6 +1,7 @@
 package jetstream.ingester.net;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpsConfigurator;
@@ -19,6 +20,8 @@ import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.ExtendedSSLSession;
@@ -27,6 +30,7 @@ import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SNIServerName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedKeyManager;
 import jetstream.ingester.backfill.HostnamePolicy;
@@ -39,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link PinnedHttp} over TLS, against a local HTTPS server with a self-signed certificate made by
  * {@code keytool} and trusted through a test trust store: the socket goes to the checked loopback
  * address while the name travels only in SNI, the certificate check and the Host header; a server
- * whose certificate names another host is refused before any request is sent.
+ * whose certificate names another host is refused before any request is sent. {@link KeepAliveHttp}
+ * checks the name the same way and keeps its TLS connection for the next request.
  */
 @Tag("unit")
 class PinnedHttpsTest {
@@ -52,6 +57,7 @@ class PinnedHttpsTest {
     private HttpsServer server;
     private final List<String> hosts = new CopyOnWriteArrayList<>();
     private final List<String> sni = new CopyOnWriteArrayList<>();
+    private final Set<Integer> clientPorts = ConcurrentHashMap.newKeySet();
 
     @AfterEach
     void stop() {
@@ -92,6 +98,7 @@ class PinnedHttpsTest {
         server.setHttpsConfigurator(new HttpsConfigurator(ctx));
         server.createContext("/", ex -> {
             hosts.add(ex.getRequestHeaders().getFirst("Host"));
+            clientPorts.add(ex.getRemoteAddress().getPort());
             byte[] b = "over tls".getBytes();
             ex.sendResponseHeaders(200, b.length);
             ex.getResponseBody().write(b);
@@ -103,6 +110,11 @@ class PinnedHttpsTest {
 
     /** A client trusting exactly the certificate in {@code keys}, resolving every name to loopback. */
     private static PinnedHttp client(KeyStore keys) throws Exception {
+        PinnedHttp.Resolver loopback = host -> new InetAddress[] {InetAddress.getByAddress(host, new byte[] {127, 0, 0, 1})};
+        return new PinnedHttp(new HostnamePolicy(true), loopback, trusting(keys));
+    }
+
+    private static SSLSocketFactory trusting(KeyStore keys) throws Exception {
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("server", keys.getCertificate("server"));
@@ -110,8 +122,25 @@ class PinnedHttpsTest {
         tmf.init(trust);
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
-        PinnedHttp.Resolver loopback = host -> new InetAddress[] {InetAddress.getByAddress(host, new byte[] {127, 0, 0, 1})};
-        return new PinnedHttp(new HostnamePolicy(true), loopback, ctx.getSocketFactory());
+        return ctx.getSocketFactory();
+    }
+
+    @Test
+    void keepAliveHttpChecksTheNameAndReusesItsTlsConnection() throws Exception {
+        KeyStore keys = certificateFor("localhost");
+        int port = serve(keys);
+        KeepAliveHttp http = new KeepAliveHttp(Duration.ofSeconds(10), trusting(keys));
+        for (int i = 0; i < 3; i++) {
+            try (Outbound.Response r = http.open(URI.create("https://localhost:" + port + "/xrpc/x"), Duration.ofSeconds(20), 1000)) {
+                assertEquals(200, r.status());
+                assertEquals("over tls", new String(r.body().readAllBytes()));
+            }
+        }
+        assertEquals(1, clientPorts.size(), "TLS connections for 3 requests: " + clientPorts);
+        assertEquals(List.of("localhost"), sni);
+        KeepAliveHttp wrongName = new KeepAliveHttp(Duration.ofSeconds(10), trusting(certificateFor("other.example.org")));
+        assertThrows(javax.net.ssl.SSLHandshakeException.class,
+                () -> wrongName.open(URI.create("https://localhost:" + port + "/xrpc/x"), Duration.ofSeconds(20), 1000));
     }
 
     @Test

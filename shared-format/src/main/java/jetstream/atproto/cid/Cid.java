@@ -1,10 +1,9 @@
 package jetstream.atproto.cid;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import jetstream.atproto.DecodeException;
+import jetstream.atproto.crypto.Sha256;
 
 /**
  * A content identifier: CIDv1 ({@code version, codec, multihash}) or CIDv0 (a bare sha2-256
@@ -23,14 +22,6 @@ public final class Cid {
     public static final int MAX_DIGEST_BYTES = 64;
     /** Binary length of a CIDv1 dag-cbor/raw sha2-256 CID ({@code 01 71 12 20} + 32 bytes). */
     public static final int SHA256_V1_BYTES = 36;
-
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 missing from the JVM", e);
-        }
-    });
 
     private final byte[] bytes;
     private final int version;
@@ -142,7 +133,7 @@ public final class Cid {
         int p = 1 + codecLen;
         b[p] = HASH_SHA2_256;
         b[p + 1] = 0x20;
-        sha256(data, off, len, b, p + 2);
+        Sha256.digestInto(data, off, len, b, p + 2);
         return new Cid(b, 1, codec, HASH_SHA2_256, p + 2);
     }
 
@@ -169,21 +160,11 @@ public final class Cid {
         bin[1] = CODEC_DAG_CBOR;
         bin[2] = HASH_SHA2_256;
         bin[3] = 0x20;
-        sha256(data, off, len, bin, 4);
+        Sha256.digestInto(data, off, len, bin, 4);
         byte[] text = new byte[1 + Base32.encodedLength(SHA256_V1_BYTES)];
         text[0] = 'b';
         Base32.encode(bin, 0, SHA256_V1_BYTES, text, 1);
         return new String(text, StandardCharsets.US_ASCII);
-    }
-
-    private static void sha256(byte[] data, int off, int len, byte[] dst, int dstOff) {
-        MessageDigest md = SHA256.get();
-        md.update(data, off, len);
-        try {
-            md.digest(dst, dstOff, 32);
-        } catch (java.security.DigestException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /**
@@ -195,9 +176,7 @@ public final class Cid {
         if (mhCode != HASH_SHA2_256) {
             throw new DecodeException("unsupported_hash", "cannot verify multihash code 0x" + Integer.toHexString(mhCode));
         }
-        byte[] d = new byte[32];
-        sha256(data, off, len, d, 0);
-        return Arrays.equals(d, 0, 32, bytes, digestOffset, digestOffset + 32);
+        return Sha256.matches(data, off, len, bytes, digestOffset);
     }
 
     public int version() {

@@ -51,9 +51,18 @@ public final class MstKeys {
         return slash > 0 && slash < key.length - 1;
     }
 
+    /** The key characters by byte value (checked for every byte of every key a walk reads). */
+    private static final boolean[] KEY_CHAR = new boolean[128];
+
+    static {
+        for (int c = 0; c < 128; c++) {
+            KEY_CHAR[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '.' || c == '-' || c == '_' || c == ':' || c == '~';
+        }
+    }
+
     private static boolean isKeyChar(int c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || c == '.' || c == '-' || c == '_' || c == ':' || c == '~';
+        return c >= 0 && KEY_CHAR[c];
     }
 
     /** Unsigned lexicographic byte order, the MST's key order. */

@@ -34,11 +34,12 @@ public final class Repo {
 
     /** @throws DecodeException on a malformed CAR, a missing or malformed commit */
     public static Repo read(byte[] car, int off, int len) {
-        List<Cid> roots = CarReader.of(car, off, len).roots();
+        CarReader reader = CarReader.of(car, off, len);
+        List<Cid> roots = reader.roots();
         if (roots.size() != 1) {
             throw new DecodeException("repo_roots", "a repository CAR must have exactly one root, got " + roots.size());
         }
-        Map<Cid, CarBlock> blocks = CarReader.readAll(car, off, len);
+        Map<Cid, CarBlock> blocks = reader.remainingBlocks();
         CarBlock c = blocks.get(roots.get(0));
         if (c == null) {
             throw new DecodeException("missing_commit_block", "the CAR root (commit) block is absent");
