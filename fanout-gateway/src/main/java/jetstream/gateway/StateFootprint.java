@@ -1,12 +1,12 @@
 package jetstream.gateway;
 
 import jetstream.filter.CollectionSet;
-import jetstream.filter.DidSet;
+import jetstream.filter.WantedDids;
 import jetstream.filter.SubscriptionFilter;
 
 /**
  * Heap estimates charged to the {@link StateBudget} (64-bit JVM, compressed oops, compact strings).
- * They count what a subscription holds for its lifetime: its filter (DIDs in a {@link DidSet}), the part of
+ * They count what a subscription holds for its lifetime: its filter (DIDs in a {@link WantedDids}), the part of
  * the upgrade request's URI the connection retains, a fixed per-connection share and the prepared upgrade. Not
  * counted: live frames queued to a connection (views of the ring's shared bytes, bounded by the ring's
  * retention budget) and a partly received client message (at most the WebSocket message-size cap per
@@ -60,7 +60,7 @@ final class StateFootprint {
     /** The filter's own heap. */
     static long filter(SubscriptionFilter f) {
         long n = 3 * OBJECT;
-        DidSet dids = f.dids();
+        WantedDids dids = f.dids();
         if (dids != null) {
             n += dids.heapBytes();
         }

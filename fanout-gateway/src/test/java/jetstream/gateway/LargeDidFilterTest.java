@@ -127,7 +127,7 @@ class LargeDidFilterTest extends FixtureTestBase {
     /**
      * What an open 10,000-DID subscription keeps on the heap (live objects after a full GC, from the class
      * histogram): its filter (~0.45 MB) and connection, not its 440 KB request line. Before the query was
-     * taken out of the request line ({@link QueryStash}) and the DIDs put in a {@link jetstream.filter.DidSet},
+     * taken out of the request line ({@link QueryStash}) and the DIDs put in a {@link jetstream.filter.WantedDids},
      * each kept ~2.5 MB: three copies of the URI and 10,000 strings in a hash set.
      */
     @Test

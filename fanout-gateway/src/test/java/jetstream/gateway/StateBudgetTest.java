@@ -103,7 +103,7 @@ class StateBudgetTest {
         }
         SubscriptionFilter f = V1Params.filter(null, dids);
         long est = StateFootprint.filter(f);
-        // The DidSet: 32 B object, 320,000 B of chars, 40,000 B of ends and of hashes, a 16,384-slot table
+        // The WantedDids: 32 B object, 320,000 B of chars, 40,000 B of ends and of hashes, a 16,384-slot table
         // (array headers 16 B each), plus the filter's three objects.
         assertEquals(32 + 4 * 16 + 320_000 + 2 * 40_000 + 16_384 * 4 + 3 * 16, est);
         long parsed = StateFootprint.subscription(f, q.toString());

@@ -16,10 +16,10 @@ public final class SubscriptionFilter {
 
     private final boolean v1;
     private final int kindMask;
-    private final DidSet dids;
+    private final WantedDids dids;
     private final CollectionSet collections;
 
-    SubscriptionFilter(boolean v1, int kindMask, DidSet dids, CollectionSet collections) {
+    SubscriptionFilter(boolean v1, int kindMask, WantedDids dids, CollectionSet collections) {
         this.v1 = v1;
         this.kindMask = kindMask;
         this.dids = dids;
@@ -58,7 +58,7 @@ public final class SubscriptionFilter {
     }
 
     /** Null when every DID matches. */
-    public DidSet dids() {
+    public WantedDids dids() {
         return dids;
     }
 

@@ -54,12 +54,12 @@ public final class V1Params {
             }
             collections = new CollectionSet(exact, prefixes);
         }
-        DidSet dids = null;
+        WantedDids dids = null;
         if (wantedDids != null && !wantedDids.isEmpty()) {
             if (wantedDids.size() > HOSTILE_DID_VALUES) {
                 throw new FilterException(PREFIX + "too many wanted DIDs: " + wantedDids.size() + " > " + MAX_DIDS);
             }
-            DidSet.Builder b = new DidSet.Builder();
+            WantedDids.Builder b = new WantedDids.Builder();
             for (String d : wantedDids) {
                 if (!Did.isValid(d)) {
                     throw new FilterException(PREFIX + "invalid DID: " + d);

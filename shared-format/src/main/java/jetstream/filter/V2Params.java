@@ -35,7 +35,7 @@ public final class V2Params {
                     + "(subscriber-sourced messages were removed)");
         }
         int kindMask = kinds(query.get("kinds"));
-        DidSet dids = dids(query.get("dids"));
+        WantedDids dids = dids(query.get("dids"));
         CollectionSet collections = collections(query.get("collections"));
         long max = maxSize(query.get("maxMessageSizeBytes"));
         if (collections != null && kindMask != SubscriptionFilter.ALL_KINDS && (kindMask & KindClass.COMMIT) == 0) {
@@ -66,14 +66,14 @@ public final class V2Params {
         return mask;
     }
 
-    private static DidSet dids(List<String> values) {
+    private static WantedDids dids(List<String> values) {
         if (values == null || values.isEmpty()) {
             return null;
         }
         if (values.size() > MAX_DIDS) {
             throw new FilterException(PREFIX + "too many dids values: " + values.size() + " > " + MAX_DIDS);
         }
-        DidSet.Builder dids = new DidSet.Builder();
+        WantedDids.Builder dids = new WantedDids.Builder();
         for (String d : values) {
             if (!Did.isValid(d)) {
                 throw new FilterException(PREFIX + "invalid DID: " + d);

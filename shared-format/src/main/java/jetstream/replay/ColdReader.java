@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 import jetstream.filter.CollectionSet;
-import jetstream.filter.DidSet;
+import jetstream.filter.WantedDids;
 import jetstream.filter.KindClass;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.segment.ActiveSegmentReader;
@@ -325,7 +325,7 @@ public final class ColdReader implements AutoCloseable {
 
     private BitSet compute(SegmentBlocks r, int blockCount) {
         BitSet out = null;
-        DidSet dids = filter.dids();
+        WantedDids dids = filter.dids();
         if (dids != null) {
             BitSet any = new BitSet(blockCount);
             dids.forEachUtf8(d -> any.or(r.blocksForDid(d)));

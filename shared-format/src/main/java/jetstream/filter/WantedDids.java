@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * probed string's cached hash code and compare its chars to the stored bytes without allocating.
  * Thread-safe once built.
  */
-public final class DidSet extends AbstractSet<String> {
+public final class WantedDids extends AbstractSet<String> {
     private static final int[] NO_INTS = new int[0];
     private static final long ARRAY = 16;
     private static final long OBJECT = 32;
@@ -26,7 +26,7 @@ public final class DidSet extends AbstractSet<String> {
     private final int[] slots;
     private final int size;
 
-    private DidSet(byte[] chars, int[] ends, int[] hashes, int[] slots, int size) {
+    private WantedDids(byte[] chars, int[] ends, int[] hashes, int[] slots, int size) {
         this.chars = chars;
         this.ends = ends;
         this.hashes = hashes;
@@ -35,7 +35,7 @@ public final class DidSet extends AbstractSet<String> {
     }
 
     /** The set of {@code dids} (each must be ASCII; duplicates are kept once). */
-    public static DidSet of(Iterable<String> dids) {
+    public static WantedDids of(Iterable<String> dids) {
         Builder b = new Builder();
         for (String d : dids) {
             b.add(d);
@@ -125,7 +125,7 @@ public final class DidSet extends AbstractSet<String> {
         return true;
     }
 
-    /** Collects DIDs (deduplicated as they come) into a {@link DidSet}. Not thread-safe. */
+    /** Collects DIDs (deduplicated as they come) into a {@link WantedDids}. Not thread-safe. */
     public static final class Builder {
         private byte[] chars = new byte[256];
         private int[] ends = NO_INTS;
@@ -196,9 +196,9 @@ public final class DidSet extends AbstractSet<String> {
         }
 
         /** The set of the DIDs added so far, in arrays trimmed to their size. */
-        public DidSet build() {
+        public WantedDids build() {
             int capacity = Integer.highestOneBit(Math.max(2, size * 4 / 3 + 1) * 2 - 1);
-            return new DidSet(Arrays.copyOf(chars, length), Arrays.copyOf(ends, size), Arrays.copyOf(hashes, size),
+            return new WantedDids(Arrays.copyOf(chars, length), Arrays.copyOf(ends, size), Arrays.copyOf(hashes, size),
                     table(capacity), size);
         }
     }

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 @Tag("unit")
-class DidSetTest {
+class WantedDidsTest {
     private static String did(SplittableRandom r) {
         StringBuilder b = new StringBuilder("did:plc:");
         int n = 1 + r.nextInt(24);
@@ -36,7 +36,7 @@ class DidSetTest {
             for (int i = 0; i < n; i++) {
                 added.add(did(r));
             }
-            DidSet set = DidSet.of(added);
+            WantedDids set = WantedDids.of(added);
             Set<String> want = new LinkedHashSet<>(added);
             assertEquals(want.size(), set.size());
             assertEquals(new ArrayList<>(want), new ArrayList<>(set), "iteration keeps the first insertion order");
@@ -54,7 +54,7 @@ class DidSetTest {
     @Test
     void equalHashCodesAreToldApartByTheirChars() {
         // "Aa" and "BB" have the same String.hashCode, and so have these DIDs.
-        DidSet set = DidSet.of(List.of("did:web:Aa", "did:web:BBAa"));
+        WantedDids set = WantedDids.of(List.of("did:web:Aa", "did:web:BBAa"));
         assertEquals("did:web:Aa".hashCode(), "did:web:BB".hashCode());
         assertTrue(set.contains("did:web:Aa"));
         assertFalse(set.contains("did:web:BB"));
@@ -67,16 +67,16 @@ class DidSetTest {
 
     @Test
     void theBuilderSaysWhatWasNewAndRefusesNonAscii() {
-        DidSet.Builder b = new DidSet.Builder();
+        WantedDids.Builder b = new WantedDids.Builder();
         assertTrue(b.add("did:plc:a"));
         assertFalse(b.add("did:plc:a"));
         assertThrows(IllegalArgumentException.class, () -> b.add("did:plc:\u00e9"));
         assertTrue(b.add("did:plc:b"));
-        DidSet s = b.build();
+        WantedDids s = b.build();
         assertEquals(List.of("did:plc:a", "did:plc:b"), new ArrayList<>(s));
         assertFalse(s.contains("did:plc:\u00e9"));
-        assertTrue(DidSet.of(List.of()).isEmpty());
-        assertFalse(DidSet.of(List.of()).contains("did:plc:a"));
+        assertTrue(WantedDids.of(List.of()).isEmpty());
+        assertFalse(WantedDids.of(List.of()).contains("did:plc:a"));
     }
 
     /** The point of the class: a 10,000-DID filter in well under half of what a hash set of strings holds. */
@@ -86,7 +86,7 @@ class DidSetTest {
         for (int i = 0; i < 10_000; i++) {
             dids.add("did:plc:" + String.format("%024d", i));
         }
-        DidSet set = DidSet.of(dids);
+        WantedDids set = WantedDids.of(dids);
         // A HashSet<String>: a 32-byte node and a 24-byte String with its 16-byte-header array per DID, plus the table.
         long hashSet = 16_384L * 4 + 10_000L * (32 + 24 + 16 + 32);
         assertTrue(set.heapBytes() < 500_000, set.heapBytes() + " bytes");
