@@ -75,6 +75,7 @@ public class Gateway {
     private ExecutorService coldPool;
     /** Resolves time cursors for upgrades (they read segment blocks); never queued behind cold replays. */
     private ExecutorService resolver;
+    private ExecutorService parser;
     /** The UNIX socket or the ingester's TCP feed; set by {@link #init()}. */
     private FeedClient.Options feedOptions;
     private volatile ActiveSearch activeSearch = ActiveTimeSearch::find;
@@ -161,6 +162,12 @@ public class Gateway {
         AtomicInteger n = new AtomicInteger();
         coldPool = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "cold-replay-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        // One thread: parsing large queries must not take both cores from the event loops during a flood of them.
+        parser = Executors.newSingleThreadExecutor(task -> {
+            Thread t = new Thread(task, "upgrade-parser");
             t.setDaemon(true);
             return t;
         });
@@ -327,6 +334,7 @@ public class Gateway {
             coldPool.shutdownNow();
             coldTimer.shutdownNow();
             resolver.shutdownNow();
+            parser.shutdownNow();
             wakeTimer.shutdownNow();
         }
     }
@@ -405,6 +413,12 @@ public class Gateway {
     java.util.concurrent.Executor resolver() {
         init();
         return resolver;
+    }
+
+    /** Where upgrades with a large query run their query steps, off the event loop (see {@link UpgradeFilter}). */
+    java.util.concurrent.Executor parser() {
+        init();
+        return parser;
     }
 
     /** The active-segment time search {@link #resolve(CursorRequest, SegmentCatalog.Snapshot, Ring, long, long, ZstdFrames)} uses. */

@@ -35,8 +35,8 @@ public class UpgradeFilter {
     public static final String SUBPROTOCOL = "xrpc.v1.json";
     static final String DICTIONARY_PATH = "/xrpc/network.bsky.jetstream.getZstdDictionary";
     /**
-     * A query longer than this is parsed off the event loop, on the resolver pool: a 10,000-DID query takes
-     * milliseconds to parse and check, and every live subscriber on the loop would wait for it.
+     * A query longer than this is parsed off the event loop, on the gateway's one upgrade-parser thread: a
+     * 10,000-DID query takes milliseconds to parse and check, and every live subscriber on the loop would wait.
      */
     static final int INLINE_QUERY_CHARS = 8 << 10;
 
@@ -95,8 +95,8 @@ public class UpgradeFilter {
     }
 
     /**
-     * Reserves the state, then runs the query steps ({@link UpgradeSteps}) here or, for a large query or a time
-     * cursor, on the resolver pool, and finishes on this event loop. A small query is parsed here first (a
+     * Reserves the state, then runs the query steps ({@link UpgradeSteps}) here, on the parser thread (a large
+     * query) or on the resolver pool (a time cursor), and finishes on this event loop. A small query is parsed here first (a
      * syntax error is answered at once; the parse tells whether the cursor reads segments).
      */
     private void start(RoutingContext rc, HttpServerRequest req, boolean v2, StateBudget.Reservation head) {
@@ -121,8 +121,9 @@ public class UpgradeFilter {
                     req.getHeader("Sec-WebSocket-Extensions"));
             UpgradeSteps s = steps;
             Supplier<UpgradeSteps.Outcome> work = v2 ? () -> s.v2(r, state) : () -> s.v1(r, state);
-            kept = run(rc, state, parsed == null || s.readsSegments(parsed), work,
-                    o -> v2 ? v2(rc, req, state, o) : v1(rc, req, state, o));
+            java.util.concurrent.Executor off = parsed == null ? gateway.parser()
+                    : s.readsSegments(parsed) ? gateway.resolver() : null;
+            kept = run(rc, state, off, work, o -> v2 ? v2(rc, req, state, o) : v1(rc, req, state, o));
         } finally {
             if (!kept) {
                 state.release();
@@ -256,23 +257,23 @@ public class UpgradeFilter {
     }
 
     /**
-     * Runs {@code work}, then {@code then} with its outcome on this request's event loop. Off the loop (on the
-     * gateway's resolver pool) when {@code offLoop}: the request is paused meanwhile (the WebSocket upgrade
-     * resumes it) and its state reservation, which bounds what waiting upgrades hold, stays held.
+     * Runs {@code work}, then {@code then} with its outcome on this request's event loop. On {@code offLoop} when
+     * not null: the request is paused meanwhile (the WebSocket upgrade resumes it) and its state reservation,
+     * which bounds what waiting upgrades hold, stays held.
      *
-     * @return true when the reservation was stashed or handed on to the resolver
+     * @return true when the reservation was stashed or handed on to {@code offLoop}
      */
-    private boolean run(RoutingContext rc, StateBudget.Reservation state, boolean offLoop,
+    private boolean run(RoutingContext rc, StateBudget.Reservation state, java.util.concurrent.Executor offLoop,
                         Supplier<UpgradeSteps.Outcome> work, Predicate<UpgradeSteps.Outcome> then) {
         io.vertx.core.Context loop = io.vertx.core.Vertx.currentContext();
-        if (loop == null || !offLoop) {
+        if (loop == null || offLoop == null) {
             return then.test(work.get());
         }
         HttpServerRequest req = rc.request();
         java.util.function.BooleanSupplier gone = Connections.releaseIfGone(gateway, rc);
         req.pause();
         try {
-            gateway.resolver().execute(() -> {
+            offLoop.execute(() -> {
                 UpgradeSteps.Outcome outcome;
                 RuntimeException failed = null;
                 try {

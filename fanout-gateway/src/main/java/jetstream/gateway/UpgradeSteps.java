@@ -13,7 +13,8 @@ import jetstream.replay.CursorRequest;
  * The pre-upgrade steps that need only the query and a few headers, in the reference's order (docs/wire.md:
  * v1 upgrade order, v2 upgrade order): query syntax, compression choice, filters, the state reservation's
  * trim, cursor. Free of Vert.x and thread-safe, so {@link UpgradeFilter} runs them on the event loop for a
- * small query and on the resolver pool for a large one or a time cursor (which reads segment blocks).
+ * small query, on the parser thread for a large one and on the resolver pool for a time cursor (which reads
+ * segment blocks).
  */
 final class UpgradeSteps {
     private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(UpgradeSteps.class);

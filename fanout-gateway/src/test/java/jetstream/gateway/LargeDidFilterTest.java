@@ -154,23 +154,21 @@ class LargeDidFilterTest extends FixtureTestBase {
     }
 
     /**
-     * A 10,000-DID query is parsed on the resolver pool, not on the event loop: with both resolver threads held,
-     * its upgrade waits while a small one on the same gateway goes through, and it completes once they are free.
+     * A 10,000-DID query is parsed on the parser thread, not on the event loop: with that thread held, its
+     * upgrade waits while a small one on the same gateway goes through, and it completes once it is free.
      */
     @Test
     void aLargeQueryIsParsedOffTheEventLoop() throws Exception {
         java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(2);
-        for (int i = 0; i < 2; i++) {
-            gateway.resolver().execute(() -> {
-                held.countDown();
-                try {
-                    hold.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-        }
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        gateway.parser().execute(() -> {
+            held.countDown();
+            try {
+                hold.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         jetstream.testing.RawUpgrades large = new jetstream.testing.RawUpgrades(
                 new java.net.InetSocketAddress("127.0.0.1", base.getPort()), null, "/subscribe", 10_000);
         Thread t = new Thread(() -> {
@@ -185,7 +183,7 @@ class LargeDidFilterTest extends FixtureTestBase {
             t.start();
             connect("/subscribe?wantedDids=" + TestRows.did(1)); // a small query: parsed on the event loop
             t.join(1000);
-            assertTrue(t.isAlive(), "the large upgrade waited for a resolver thread: " + large.outcomes);
+            assertTrue(t.isAlive(), "the large upgrade waited for the parser thread: " + large.outcomes);
         } finally {
             hold.countDown();
         }
