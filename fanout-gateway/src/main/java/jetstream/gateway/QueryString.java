@@ -31,6 +31,10 @@ public final class QueryString {
         }
         byte[] scratch = new byte[64];
         int n = raw.length();
+        // The last pair's key as written and its values: a key repeated 10,000 times is looked up once.
+        int lastFrom = -1;
+        int lastLength = -1;
+        List<String> lastValues = null;
         for (int from = 0; from < n; ) {
             int end = from;
             int eq = -1;
@@ -44,11 +48,19 @@ public final class QueryString {
                 if (end - from > scratch.length) {
                     scratch = new byte[Math.max(end - from, 2 * scratch.length)];
                 }
-                String k = unescape(raw, from, keyEnd, scratch);
-                List<String> values = out.get(k);
-                if (values == null) {
-                    values = new ArrayList<>();
-                    out.put(k, values);
+                List<String> values;
+                if (keyEnd - from == lastLength && raw.regionMatches(from, raw, lastFrom, lastLength)) {
+                    values = lastValues;
+                } else {
+                    String k = unescape(raw, from, keyEnd, scratch);
+                    values = out.get(k);
+                    if (values == null) {
+                        values = new ArrayList<>();
+                        out.put(k, values);
+                    }
+                    lastFrom = from;
+                    lastLength = keyEnd - from;
+                    lastValues = values;
                 }
                 values.add(eq < 0 ? "" : unescape(raw, eq + 1, end, scratch));
             }

@@ -24,6 +24,9 @@ class QueryStringTest {
         assertEquals(List.of(""), q.get("c"));
         assertEquals(List.of("v"), q.get(""));
         assertEquals(List.of(""), q.get("d"));
+        // a repeated key, written plainly or escaped, collects every value in order
+        assertEquals(Map.of("a", List.of("1", "2", "3", "4"), "b", List.of("x")),
+                QueryString.parse("a=1&a=2&b=x&%61=3&a=4"));
     }
 
     @Test

@@ -59,7 +59,7 @@ public final class V1Params {
             if (wantedDids.size() > HOSTILE_DID_VALUES) {
                 throw new FilterException(PREFIX + "too many wanted DIDs: " + wantedDids.size() + " > " + MAX_DIDS);
             }
-            WantedDids.Builder b = new WantedDids.Builder();
+            WantedDids.Builder b = new WantedDids.Builder(wantedDids.size());
             for (String d : wantedDids) {
                 if (!Did.isValid(d)) {
                     throw new FilterException(PREFIX + "invalid DID: " + d);

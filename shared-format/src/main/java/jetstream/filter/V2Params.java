@@ -73,7 +73,7 @@ public final class V2Params {
         if (values.size() > MAX_DIDS) {
             throw new FilterException(PREFIX + "too many dids values: " + values.size() + " > " + MAX_DIDS);
         }
-        WantedDids.Builder dids = new WantedDids.Builder();
+        WantedDids.Builder dids = new WantedDids.Builder(values.size());
         for (String d : values) {
             if (!Did.isValid(d)) {
                 throw new FilterException(PREFIX + "invalid DID: " + d);

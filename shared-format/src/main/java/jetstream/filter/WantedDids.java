@@ -127,12 +127,28 @@ public final class WantedDids extends AbstractSet<String> {
 
     /** Collects DIDs (deduplicated as they come) into a {@link WantedDids}. Not thread-safe. */
     public static final class Builder {
-        private byte[] chars = new byte[256];
-        private int[] ends = NO_INTS;
-        private int[] hashes = NO_INTS;
-        private int[] slots = new int[16];
+        private byte[] chars;
+        private int[] ends;
+        private int[] hashes;
+        private int[] slots;
         private int size;
         private int length;
+
+        public Builder() {
+            this(0);
+        }
+
+        /**
+         * A builder sized for {@code expected} DIDs of a typical length, at most 16,384 (a hostile count is not
+         * allocated ahead; the builder grows past the size).
+         */
+        public Builder(int expected) {
+            int n = Math.max(0, Math.min(expected, 1 << 14));
+            chars = new byte[Math.max(256, n * 32)];
+            ends = n == 0 ? NO_INTS : new int[n];
+            hashes = n == 0 ? NO_INTS : new int[n];
+            slots = new int[Integer.highestOneBit(Math.max(16, n * 4 / 3 + 1) * 2 - 1)];
+        }
 
         /**
          * Adds {@code did}; false when it was there already.
