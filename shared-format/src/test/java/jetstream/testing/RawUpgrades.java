@@ -154,7 +154,10 @@ public final class RawUpgrades {
                             k.interestOps(SelectionKey.OP_WRITE | SelectionKey.OP_READ);
                         } else {
                             if (k.isWritable()) {
-                                a.sent += ch.write(next(a));
+                                // as a client writes a request: as much as the socket takes now, not a chunk per round
+                                for (int n = 1; n > 0 && a.sent < template.length; a.sent += n) {
+                                    n = ch.write(next(a));
+                                }
                                 if (a.sent == template.length) {
                                     k.interestOps(SelectionKey.OP_READ);
                                 }
