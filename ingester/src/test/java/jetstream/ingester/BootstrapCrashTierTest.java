@@ -67,9 +67,13 @@ class BootstrapCrashTierTest {
                         boolean finished = false;
                         // a few kills per campaign, so the kill points spread over fresh bootstraps
                         int budget = 4 + random.nextInt(4);
+                        // where bootstrap kill points are drawn: up to the last incarnation's time from READY to the
+                        // merge (a fixed 4 s missed most bootstraps once they took about a second)
+                        long bootstrapMillis = 4000;
                         while (!finished) {
                             try (ChildProcess child = new ChildProcess(BootstrapChild.class, log, args)) {
                                 String ready = child.await("READY", 60);
+                                long readyAt = System.nanoTime();
                                 if (!readerStarted) {
                                     reader.start(1);
                                     readerStarted = true;
@@ -88,7 +92,7 @@ class BootstrapCrashTierTest {
                                             Thread.sleep(random.nextInt(700));
                                         }
                                     } else {
-                                        Thread.sleep(100 + random.nextInt(merging ? 1500 : 4000));
+                                        Thread.sleep(100 + random.nextInt(merging ? 1500 : (int) Math.max(300, bootstrapMillis)));
                                     }
                                     for (String l : child.drainLines()) {
                                         merging |= l.equals("PHASE merging");
@@ -104,6 +108,10 @@ class BootstrapCrashTierTest {
                                     }
                                 }
                                 if (!steady) {
+                                    if (!merging) {
+                                        child.await("PHASE merging", 180);
+                                        bootstrapMillis = (System.nanoTime() - readyAt) / 1_000_000;
+                                    }
                                     child.await("PHASE steady_state", 180);
                                 }
                                 finish(child, sim, produce, reader);

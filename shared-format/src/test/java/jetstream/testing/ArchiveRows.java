@@ -20,6 +20,9 @@ public final class ArchiveRows {
     public static void forEach(Path segmentsDir, SegmentReader.RowConsumer consumer) throws IOException {
         try (ZstdFrames zstd = new ZstdFrames()) {
             for (SegmentName.Entry e : SegmentName.scan(segmentsDir)) {
+                if (java.nio.file.Files.size(e.path()) < jetstream.segment.SegmentLimits.HEADER_SIZE) {
+                    continue; // an active segment whose creation a kill -9 interrupted: no rows (resume completes it)
+                }
                 try {
                     SegmentReader.open(e.path()).forEachRow(zstd, consumer);
                 } catch (SegmentException ex) {
