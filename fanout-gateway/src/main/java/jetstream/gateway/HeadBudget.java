@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.net.impl.ConnectionBase;
@@ -134,31 +135,15 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         }
         if (lineWhole) {
             ctx.fireChannelRead(msg);
-        } else if (buf.indexOf(buf.readerIndex(), buf.writerIndex(), (byte) '\n') < 0) {
-            line = line == null ? buf : append(ctx, line, buf);
         } else {
-            lineWhole = true;
-            ByteBuf whole = line == null ? buf : append(ctx, line, buf);
-            line = null;
-            ctx.fireChannelRead(whole);
-        }
-    }
-
-    /**
-     * {@code more} after {@code to}, in {@code to} when it has room, else in a buffer twice as large; {@code more}
-     * is released.
-     */
-    private static ByteBuf append(ChannelHandlerContext ctx, ByteBuf to, ByteBuf more) {
-        try {
-            if (to.writableBytes() >= more.readableBytes() && to.refCnt() == 1 && !to.isReadOnly()) {
-                return to.writeBytes(more);
+            boolean whole = buf.indexOf(buf.readerIndex(), buf.writerIndex(), (byte) '\n') >= 0;
+            line = line == null ? buf : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), line, buf);
+            if (whole) {
+                lineWhole = true;
+                ByteBuf l = line;
+                line = null;
+                ctx.fireChannelRead(l);
             }
-            ByteBuf grown = ctx.alloc().buffer(Math.max(2 * to.capacity(), to.readableBytes() + more.readableBytes()));
-            grown.writeBytes(to).writeBytes(more);
-            to.release();
-            return grown;
-        } finally {
-            more.release();
         }
     }
 

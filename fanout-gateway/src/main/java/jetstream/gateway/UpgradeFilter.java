@@ -112,8 +112,7 @@ public class UpgradeFilter {
                 try {
                     parsed = QueryString.parse(query);
                 } catch (FilterException e) {
-                    answer(rc, v2, new UpgradeSteps.Refused(400, v2 ? "InvalidRequest" : null,
-                            "subscribe: invalid options: " + e.getMessage()));
+                    answer(rc, v2, UpgradeSteps.invalidQuery(v2, e));
                     return;
                 }
             }
@@ -274,26 +273,28 @@ public class UpgradeFilter {
         req.pause();
         try {
             offLoop.execute(() -> {
-                UpgradeSteps.Outcome outcome;
-                RuntimeException failed = null;
+                UpgradeSteps.Outcome done;
+                Throwable error = null;
                 try {
-                    outcome = work.get();
-                } catch (RuntimeException e) {
-                    outcome = null;
-                    failed = e;
+                    done = work.get();
+                } catch (RuntimeException | Error e) {
+                    // answered, not lost with the thread: the request would stay paused with its bytes held
+                    done = null;
+                    error = e;
                 }
-                UpgradeSteps.Outcome done = outcome;
-                RuntimeException error = failed;
+                UpgradeSteps.Outcome outcome = done;
+                Throwable failed = error;
                 loop.runOnContext(v -> {
                     boolean kept = false;
                     try {
                         if (gone.getAsBoolean()) {
                             return; // nothing admitted yet: the finally gives back the state bytes
                         }
-                        if (error != null) {
-                            throw error;
+                        if (failed != null) {
+                            rc.fail(failed);
+                            return;
                         }
-                        kept = then.test(done);
+                        kept = then.test(outcome);
                     } catch (RuntimeException e) {
                         // What the router does with a handler's exception inline: a 500, never a hung request.
                         rc.fail(e);

@@ -56,12 +56,17 @@ final class UpgradeSteps {
         return req.parsed() != null ? req.parsed() : QueryString.parse(req.query());
     }
 
+    /** The answer to a query that does not parse. */
+    static Refused invalidQuery(boolean v2, FilterException e) {
+        return new Refused(400, v2 ? "InvalidRequest" : null, "subscribe: invalid options: " + e.getMessage());
+    }
+
     Outcome v1(Request req, StateBudget.Reservation state) {
         Map<String, List<String>> q;
         try {
             q = query(req);
         } catch (FilterException e) {
-            return new Refused(400, null, "subscribe: invalid options: " + e.getMessage());
+            return invalidQuery(false, e);
         }
         boolean zstd = "true".equals(first(q, "compress")) || contains(req.socketEncoding(), "zstd");
         boolean deflate = contains(req.extensions(), "permessage-deflate");
@@ -91,7 +96,7 @@ final class UpgradeSteps {
         try {
             q = query(req);
         } catch (FilterException e) {
-            return new Refused(400, "InvalidRequest", "subscribe: invalid options: " + e.getMessage());
+            return invalidQuery(true, e);
         }
         if ("true".equals(first(q, "compress")) || contains(req.socketEncoding(), "zstd")) {
             return new Refused(400, "InvalidRequest", "compress=true and Socket-Encoding: zstd are not supported on "

@@ -50,20 +50,22 @@ public final class WantedDids extends AbstractSet<String> {
 
     @Override
     public boolean contains(Object o) {
-        return o instanceof String s && find(s, s.hashCode()) >= 0;
+        return o instanceof String s && slots[probe(slots, hashes, ends, chars, s, s.hashCode())] != 0;
     }
 
-    private int find(String s, int hash) {
+    /**
+     * The slot of {@code s} in {@code slots} (entry index + 1, 0 = empty), or the empty slot where it would go:
+     * the one probe of the set and of its builder.
+     */
+    private static int probe(int[] slots, int[] hashes, int[] ends, byte[] chars, String s, int hash) {
         int mask = slots.length - 1;
-        for (int i = spread(hash) & mask; ; i = i + 1 & mask) {
-            int e = slots[i] - 1;
-            if (e < 0) {
-                return -1;
-            }
-            if (hashes[e] == hash && equalsAt(chars, start(e), ends[e], s)) {
-                return e;
+        int i = spread(hash) & mask;
+        for (int e; (e = slots[i] - 1) >= 0; i = i + 1 & mask) {
+            if (hashes[e] == hash && equalsAt(chars, e == 0 ? 0 : ends[e - 1], ends[e], s)) {
+                return i;
             }
         }
+        return i;
     }
 
     private int start(int e) {
@@ -156,13 +158,9 @@ public final class WantedDids extends AbstractSet<String> {
          * @throws IllegalArgumentException when {@code did} has a char outside ASCII
          */
         public boolean add(String did) {
-            int hash = did.hashCode();
-            int mask = slots.length - 1;
-            int i = spread(hash) & mask;
-            for (int e; (e = slots[i] - 1) >= 0; i = i + 1 & mask) {
-                if (hashes[e] == hash && equalsAt(chars, e == 0 ? 0 : ends[e - 1], ends[e], did)) {
-                    return false;
-                }
+            int i = probe(slots, hashes, ends, chars, did, did.hashCode());
+            if (slots[i] != 0) {
+                return false;
             }
             append(did);
             slots[i] = size;
