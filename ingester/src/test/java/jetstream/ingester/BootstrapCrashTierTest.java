@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import jetstream.feed.VacancyFile;
 import jetstream.simulator.Simulator;
@@ -40,6 +41,8 @@ class BootstrapCrashTierTest {
         int inMerge = 0;
         int inBootstrap = 0;
         int campaigns = 0;
+        int overshot = 0;
+        PhaseTimes phases = new PhaseTimes();
         try (Simulator sim = Simulator.start(BootstrapMergeComponentTest.simConfig(seed))) {
             StringJoiner hosts = new StringJoiner(",");
             sim.hostMap().forEach((h, u) -> hosts.add(h + "=" + u));
@@ -67,52 +70,40 @@ class BootstrapCrashTierTest {
                         boolean finished = false;
                         // a few kills per campaign, so the kill points spread over fresh bootstraps
                         int budget = 4 + random.nextInt(4);
-                        // where bootstrap kill points are drawn: up to the last incarnation's time from READY to the
-                        // merge (a fixed 4 s missed most bootstraps once they took about a second)
-                        long bootstrapMillis = 4000;
                         while (!finished) {
                             try (ChildProcess child = new ChildProcess(BootstrapChild.class, log, args)) {
-                                String ready = child.await("READY", 60);
-                                long readyAt = System.nanoTime();
+                                Incarnation run = new Incarnation(child, child.await("READY", 60));
                                 if (!readerStarted) {
                                     reader.start(1);
                                     readerStarted = true;
                                 }
-                                boolean steady = ready.endsWith("steady_state");
-                                boolean merging = ready.endsWith("merging");
-                                if (!steady && budget > 0 && kills < target && System.nanoTime() - started < capNanos) {
+                                if (!run.steady && budget > 0 && kills < target && System.nanoTime() - started < capNanos) {
                                     budget--;
-                                    if (!merging && random.nextInt(3) == 0) {
-                                        // aim at the merge: it lasts about a second
-                                        child.await("PHASE merging", 120);
-                                        merging = true;
-                                        // half at once: into the bootstrap exit (phase=merging durable, the live
-                                        // capture not yet stopped and sealed), the rest into the drain
-                                        if (random.nextBoolean()) {
-                                            Thread.sleep(random.nextInt(700));
-                                        }
-                                    } else {
-                                        Thread.sleep(100 + random.nextInt(merging ? 1500 : (int) Math.max(300, bootstrapMillis)));
+                                    // the first kills aim at a point of what is left of the bootstrap (past its end: the
+                                    // merge's start), the last two at the merge (from its start into the drain), both
+                                    // drawn within such a phase's recent time
+                                    boolean atMerge = run.merging || budget < 2;
+                                    if (atMerge && !run.merging) {
+                                        run.awaitMerging();
                                     }
-                                    for (String l : child.drainLines()) {
-                                        merging |= l.equals("PHASE merging");
-                                        steady |= l.equals("PHASE steady_state");
-                                    }
-                                    if (!steady) {
+                                    long window = atMerge ? phases.merge : phases.bootstrap;
+                                    run.watchUntil(System.nanoTime() + (long) (random.nextDouble() * window), !atMerge);
+                                    phases.learn(run);
+                                    if (!run.steady) {
                                         child.kill();
                                         kills++;
-                                        inMerge += merging ? 1 : 0;
-                                        inBootstrap += merging ? 0 : 1;
+                                        inMerge += run.merging ? 1 : 0;
+                                        inBootstrap += run.merging ? 0 : 1;
                                         reader.recoverFromTooOld();
                                         continue;
                                     }
+                                    overshot++;
                                 }
-                                if (!steady) {
-                                    if (!merging) {
-                                        child.await("PHASE merging", 180);
-                                        bootstrapMillis = (System.nanoTime() - readyAt) / 1_000_000;
-                                    }
-                                    child.await("PHASE steady_state", 180);
+                                if (!run.steady) {
+                                    run.awaitMerging();
+                                    run.watchUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(180), false);
+                                    assertTrue(run.steady, "no steady state within 180 s; see " + log);
+                                    phases.learn(run);
                                 }
                                 finish(child, sim, produce, reader);
                                 finished = true;
@@ -128,10 +119,79 @@ class BootstrapCrashTierTest {
                 producer.join();
             }
         }
-        System.out.printf("bootstrap crash tier: %d kills (%d in bootstrap, %d in merge) over %d campaigns, seed %d%n",
-                kills, inBootstrap, inMerge, campaigns, seed);
+        System.out.printf("bootstrap crash tier: %d kills (%d in bootstrap, %d in merge) over %d campaigns, %d kill points"
+                + " past the merge, last bootstrap %d ms, merge %d ms, seed %d%n", kills, inBootstrap, inMerge, campaigns,
+                overshot, phases.bootstrap / 1_000_000, phases.merge / 1_000_000, seed);
         assertTrue(kills >= 20, "only " + kills + " kill points within the time cap; see " + log);
         assertTrue(inMerge > 0 && inBootstrap > 0, "kill points in bootstrap " + inBootstrap + ", in merge " + inMerge);
+    }
+
+    /** One child from READY: its phase and when it changed, read from its lines as they come. */
+    private static final class Incarnation {
+        final ChildProcess child;
+        final long readyAt = System.nanoTime();
+        final boolean startedInBootstrap;
+        boolean merging;
+        boolean steady;
+        long mergingAt;
+        long steadyAt;
+
+        Incarnation(ChildProcess child, String ready) {
+            this.child = child;
+            steady = ready.endsWith("steady_state");
+            merging = ready.endsWith("merging");
+            startedInBootstrap = !steady && !merging;
+            mergingAt = merging ? readyAt : 0;
+        }
+
+        void awaitMerging() throws InterruptedException {
+            while (!merging && !steady) {
+                watchUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(120), true);
+                assertTrue(merging || steady, "no merge within 120 s");
+            }
+        }
+
+        /** Reads lines until {@code deadline}, steady state, or (when asked) the merge's start. */
+        void watchUntil(long deadline, boolean untilMerging) throws InterruptedException {
+            while (!steady && !(untilMerging && merging)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                String l = child.poll(Math.max(1, Math.min(5, left / 1_000_000)));
+                if ("PHASE merging".equals(l) && !merging) {
+                    merging = true;
+                    mergingAt = System.nanoTime();
+                } else if ("PHASE steady_state".equals(l)) {
+                    steady = true;
+                    steadyAt = System.nanoTime();
+                    if (!merging) {
+                        merging = true;
+                        mergingAt = steadyAt;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * How long bootstraps (from a READY in bootstrap to the merge) and the last merge (to steady state) took: kill points are drawn within them, since a fixed window missed most bootstraps once they took about a
+     * second and most merges, which take a few hundred milliseconds.
+     */
+    private static final class PhaseTimes {
+        long bootstrap = TimeUnit.SECONDS.toNanos(1);
+        long merge = TimeUnit.MILLISECONDS.toNanos(300);
+
+        void learn(Incarnation run) {
+            if (run.startedInBootstrap && run.mergingAt > 0 && run.mergingAt != run.steadyAt) {
+                // a resumed bootstrap has less left than a fresh one: the longest lately seen, decaying
+                bootstrap = Math.max(Math.max(TimeUnit.MILLISECONDS.toNanos(50), run.mergingAt - run.readyAt),
+                        bootstrap * 4 / 5);
+            }
+            if (run.steadyAt > 0 && run.mergingAt > 0 && run.mergingAt != run.steadyAt) {
+                merge = Math.max(TimeUnit.MILLISECONDS.toNanos(20), run.steadyAt - run.mergingAt);
+            }
+        }
     }
 
     /**

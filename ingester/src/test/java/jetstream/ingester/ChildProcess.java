@@ -88,6 +88,11 @@ final class ChildProcess implements AutoCloseable {
         throw new AssertionError("child did not print " + prefix + " within " + seconds + " s");
     }
 
+    /** The next stdout line within {@code millis}, or null. */
+    String poll(long millis) throws InterruptedException {
+        return lines.poll(millis, TimeUnit.MILLISECONDS);
+    }
+
     List<String> drainLines() {
         List<String> out = new ArrayList<>();
         lines.drainTo(out);
