@@ -52,6 +52,11 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
 
     private final StateBudget budget;
     private final Runnable refused;
+    /**
+     * The longest request line the decoder takes ({@code quarkus.http.limits.max-initial-line-length}); a longer
+     * one goes to it unfinished, to be refused there.
+     */
+    private final int lineLimit;
     private StateBudget.Reservation held;
     /**
      * The request line read so far, kept from the decoder until it is whole (null when none is kept): the
@@ -70,9 +75,10 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     private final byte[] start = new byte[XRPC_PREFIX.length];
     private int startLength;
 
-    HeadBudget(StateBudget budget, Runnable refused) {
+    HeadBudget(StateBudget budget, Runnable refused, int lineLimit) {
         this.budget = budget;
         this.refused = refused;
+        this.lineLimit = lineLimit;
     }
 
     /**
@@ -128,31 +134,42 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         }
         remember(buf);
         headBytes += buf.readableBytes();
-        if (!charge(PER_BYTE * headBytes, headBytes <= SMALL_HEAD ? budget.limit() : budget.headCeiling())) {
+        boolean whole = lineWhole || buf.indexOf(buf.readerIndex(), buf.writerIndex(), (byte) '\n') >= 0
+                || headBytes > lineLimit;
+        if (!charge(whole)) {
             refuse(ctx);
             drain(ctx, buf);
             return;
         }
         if (lineWhole) {
             ctx.fireChannelRead(msg);
-        } else {
-            boolean whole = buf.indexOf(buf.readerIndex(), buf.writerIndex(), (byte) '\n') >= 0;
-            line = line == null ? buf : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), line, buf);
-            if (whole) {
-                lineWhole = true;
-                ByteBuf l = line;
-                line = null;
-                ctx.fireChannelRead(l);
-            }
+            return;
+        }
+        line = line == null ? buf : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), line, buf);
+        if (whole) {
+            lineWhole = true;
+            ByteBuf l = line;
+            line = null;
+            ctx.fireChannelRead(l);
         }
     }
 
-    private boolean charge(long bytes, long ceiling) {
+    /**
+     * Charges the head read so far; a large head still short of its line's end is charged for the longest line
+     * the decoder takes. Large heads arriving together would otherwise each take a share of the head ceiling,
+     * fill it half-read and all be refused, none finishing; charged for a whole line from its first large read,
+     * an admitted head can always finish its line (the rest of its head is small), and a head that cannot be
+     * admitted is refused after its first 16 KiB, not half-way. The charge falls to the bytes read once the
+     * line is whole.
+     */
+    private boolean charge(boolean whole) {
+        long bytes = PER_BYTE * (whole || headBytes <= SMALL_HEAD ? headBytes : Math.max(headBytes, lineLimit));
+        long ceiling = headBytes <= SMALL_HEAD ? budget.limit() : budget.headCeiling();
         if (held == null) {
             held = budget.tryReserve(bytes, ceiling);
             return held != null;
         }
-        return bytes <= held.bytes() || held.resize(bytes, ceiling);
+        return held.resize(bytes, ceiling);
     }
 
     private void remember(ByteBuf buf) {

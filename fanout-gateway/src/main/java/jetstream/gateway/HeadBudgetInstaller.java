@@ -3,6 +3,8 @@ package jetstream.gateway;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
 import io.netty.channel.Channel;
 import io.quarkus.arc.Unremovable;
 import jetstream.service.PublicChannelInitializer;
@@ -16,6 +18,9 @@ public class HeadBudgetInstaller implements PublicChannelInitializer {
 
     private volatile StateBudget budget;
     private volatile Runnable refused;
+    /** Vert.x's request-line limit, whose whole a large head is charged for until its line ends. */
+    @ConfigProperty(name = "quarkus.http.limits.max-initial-line-length", defaultValue = "4096")
+    int lineLimit;
 
     @Override
     public void accepted(Channel child) {
@@ -25,6 +30,6 @@ public class HeadBudgetInstaller implements PublicChannelInitializer {
         }
         // Behind the header deadline, which so sees a head's first byte and starts its clock at once, even while
         // the budget keeps an unfinished request line from the decoder.
-        child.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refused));
+        child.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refused, lineLimit));
     }
 }

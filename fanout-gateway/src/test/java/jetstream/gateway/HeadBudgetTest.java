@@ -24,12 +24,13 @@ import io.netty.handler.codec.http.HttpRequestDecoder;
  */
 @Tag("unit")
 class HeadBudgetTest {
+    private static final int LINE_LIMIT = 1 << 20;
     private final AtomicInteger refusals = new AtomicInteger();
 
     private EmbeddedChannel channel(StateBudget budget) {
         EmbeddedChannel ch = new EmbeddedChannel();
-        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet))
-                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(1 << 20, 8192, 8192));
+        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet, LINE_LIMIT))
+                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(LINE_LIMIT, 8192, 8192));
         return ch;
     }
 
@@ -72,7 +73,7 @@ class HeadBudgetTest {
         StateBudget budget = new StateBudget(8 << 20);
         EmbeddedChannel ch = new EmbeddedChannel();
         java.util.List<Integer> reads = new java.util.ArrayList<>();
-        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet))
+        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet, LINE_LIMIT))
                 .addLast("count", new io.netty.channel.ChannelInboundHandlerAdapter() {
                     @Override
                     public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
@@ -80,7 +81,7 @@ class HeadBudgetTest {
                         ctx.fireChannelRead(msg);
                     }
                 })
-                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(1 << 20, 8192, 8192));
+                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(LINE_LIMIT, 8192, 8192));
         String first = line("/subscribe", 400_000);
         for (int at = 0; at < first.length(); at += 4096) {
             ch.writeInbound(ascii(first.substring(at, Math.min(first.length(), at + 4096))));
@@ -105,11 +106,13 @@ class HeadBudgetTest {
         StateBudget budget = new StateBudget(120_000); // a large head may fill 90,000 of it
         EmbeddedChannel ch = channel(budget);
         String line = line("/subscribe", 60_000);
-        int chunk = 10_000;
-        ch.writeInbound(ascii(line.substring(0, chunk)));
-        ch.writeInbound(ascii(line.substring(chunk, 2 * chunk)));
-        assertEquals(HeadBudget.PER_BYTE * 2 * chunk, budget.used());
-        ch.writeInbound(ascii(line.substring(2 * chunk, 3 * chunk))); // 120,000 bytes would not fit
+        int chunk = 4_000;
+        for (int at = 0; at < 4 * chunk; at += chunk) { // 16,000 bytes: a small head so far, charged as read
+            ch.writeInbound(ascii(line.substring(at, at + chunk)));
+        }
+        assertEquals(HeadBudget.PER_BYTE * 4 * chunk, budget.used());
+        assertEquals(0, refusals.get());
+        ch.writeInbound(ascii(line.substring(4 * chunk, 5 * chunk))); // large now: its whole line would not fit
         assertEquals(1, refusals.get());
         String answer = ((ByteBuf) ch.readOutbound()).toString(StandardCharsets.UTF_8);
         assertTrue(answer.startsWith("HTTP/1.1 503 Service Unavailable\r\n"), answer);
@@ -118,13 +121,75 @@ class HeadBudgetTest {
         assertTrue(answer.endsWith("\r\n\r\n" + UpgradeAnswers.STATE_BUDGET_SPENT + "\n"), answer);
         assertTrue(answer.contains("Content-Type: text/plain"), answer);
 
-        ByteBuf more = ascii(line.substring(3 * chunk) + "Host: x\r\n\r\n");
+        ByteBuf more = ascii(line.substring(5 * chunk) + "Host: x\r\n\r\n");
         ch.writeInbound(more);
         assertEquals(0, more.refCnt(), "the rest is dropped");
         assertNull(ch.readInbound(), "never decoded");
-        assertEquals(HeadBudget.PER_BYTE * 2 * chunk, budget.used(), "what the decoder holds stays charged");
+        assertEquals(HeadBudget.PER_BYTE * 4 * chunk, budget.used(), "what was read before stays charged");
         ch.close();
         assertEquals(0, budget.used(), "given back when the connection closes");
+        ch.finishAndReleaseAll();
+    }
+
+    /**
+     * Large heads arriving together, a read each in turn: each admitted one is charged for a whole line from its
+     * first large read, so those admitted finish and the rest are refused early. Charged by the bytes read, all
+     * ten filled the head ceiling half-read and every one was refused.
+     */
+    @Test
+    void largeHeadsArrivingTogetherFinishInTurnOrAreRefusedEarly() {
+        int limit = 100_000;
+        StateBudget budget = new StateBudget(2_000_000); // head ceiling 1,500,000: three whole lines
+        java.util.List<EmbeddedChannel> heads = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            EmbeddedChannel ch = new EmbeddedChannel();
+            ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet, limit))
+                    .addLast(HeadBudget.DECODER, new HttpRequestDecoder(limit, 8192, 8192));
+            heads.add(ch);
+        }
+        String head = line("/subscribe", 90_000) + "Host: x\r\n\r\n";
+        int chunk = 10_000;
+        int[] decoded = new int[heads.size()];
+        for (int at = 0; at < head.length(); at += chunk) {
+            for (int i = 0; i < heads.size(); i++) {
+                EmbeddedChannel ch = heads.get(i);
+                ch.writeInbound(ascii(head.substring(at, Math.min(head.length(), at + chunk))));
+                if (ch.readInbound() instanceof HttpRequest r) {
+                    assertTrue(r.decoderResult().isSuccess(), r.decoderResult().toString());
+                    decoded[i]++;
+                }
+            }
+            assertTrue(budget.used() <= budget.headCeiling(), budget.used() + " over the head ceiling");
+        }
+        assertEquals(java.util.List.of(1, 1, 1, 0, 0, 0, 0, 0, 0, 0),
+                java.util.Arrays.stream(decoded).boxed().toList(), "the first three finish");
+        assertEquals(7, refusals.get());
+        assertEquals(3 * HeadBudget.PER_BYTE * head.length() + 7 * HeadBudget.PER_BYTE * chunk, budget.used(),
+                "a finished head is charged what it read; a refused one its first read");
+        heads.forEach(EmbeddedChannel::finishAndReleaseAll);
+        assertEquals(0, budget.used(), "all given back when the connections close");
+    }
+
+    /** A request line longer than the decoder takes is not kept past that: the decoder sees it and refuses it. */
+    @Test
+    void aLineOverTheLimitGoesToTheDecoderToBeRefused() {
+        int limit = 20_000;
+        StateBudget budget = new StateBudget(8 << 20);
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet, limit))
+                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(limit, 8192, 8192));
+        String line = line("/subscribe", 60_000);
+        int sent = 0;
+        Object decoded = null;
+        while (decoded == null && sent + 5_000 <= line.length()) {
+            ch.writeInbound(ascii(line.substring(sent, sent + 5_000)));
+            sent += 5_000;
+            decoded = ch.readInbound();
+        }
+        HttpRequest r = assertInstanceOf(HttpRequest.class, decoded);
+        assertTrue(r.decoderResult().isFailure(), "refused by the decoder");
+        assertTrue(sent <= limit + 5_000, "kept " + sent + " bytes, no more than the limit and a read");
+        assertEquals(0, refusals.get());
         ch.finishAndReleaseAll();
     }
 
@@ -134,7 +199,7 @@ class HeadBudgetTest {
         StateBudget budget = new StateBudget(200_000);
         StateBudget.Reservation held = budget.tryReserve(120_000);
         EmbeddedChannel large = channel(budget);
-        large.writeInbound(ascii(line("/subscribe", 17_000))); // ~68,000 more: within the limit, over the 150,000 ceiling
+        large.writeInbound(ascii(line("/subscribe", 17_000))); // charged for a whole line: over the 150,000 ceiling
         assertEquals(1, refusals.get());
         assertEquals(120_000, budget.used());
         EmbeddedChannel small = channel(budget);

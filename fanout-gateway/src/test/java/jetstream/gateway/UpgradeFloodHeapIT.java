@@ -91,6 +91,7 @@ class UpgradeFloodHeapIT {
                 }
                 Map<String, Long> outcomes = new TreeMap<>();
                 flood.outcomes.forEach((k, v) -> outcomes.put(k, v.sum()));
+                System.out.println("upgrade flood outcomes: " + outcomes);
                 // Netty's direct-buffer exhaustion is an OutOfDirectMemoryError (its read buffers are direct).
                 String oom = Files.readAllLines(log).stream()
                         .filter(l -> l.contains("OutOfMemoryError") || l.contains("OutOfDirectMemoryError")).findFirst()
