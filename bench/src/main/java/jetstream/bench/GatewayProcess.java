@@ -68,6 +68,47 @@ final class GatewayProcess {
         return (long) used;
     }
 
+    /**
+     * The cumulative buckets of a Prometheus histogram on the gateway's /q/metrics ({@code name_bucket{le=...}}),
+     * upper bound in seconds to count, ascending (+Inf last).
+     */
+    java.util.TreeMap<Double, Double> histogram(String name) throws IOException, InterruptedException {
+        String m = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        java.util.TreeMap<Double, Double> out = new java.util.TreeMap<>();
+        Matcher x = Pattern.compile("(?m)^" + Pattern.quote(name) + "_bucket\\{le=\"([^\"]+)\"} (\\S+)$").matcher(m);
+        while (x.find()) {
+            double le = x.group(1).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(x.group(1));
+            out.put(le, Double.parseDouble(x.group(2)));
+        }
+        return out;
+    }
+
+    /**
+     * The {@code q} quantile's bucket bound in milliseconds of what a histogram counted between two readings
+     * ({@link #histogram}), or -1 when it counted nothing.
+     */
+    static double quantileMillis(java.util.TreeMap<Double, Double> before, java.util.TreeMap<Double, Double> after,
+            double q) {
+        double total = after.getOrDefault(Double.POSITIVE_INFINITY, 0.0)
+                - before.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
+        if (total <= 0) {
+            return -1;
+        }
+        for (Map.Entry<Double, Double> b : after.entrySet()) {
+            if (b.getValue() - before.getOrDefault(b.getKey(), 0.0) >= q * total) {
+                return b.getKey() * 1000;
+            }
+        }
+        return Double.POSITIVE_INFINITY;
+    }
+
+    /** The count a histogram added between two readings. */
+    static long counted(java.util.TreeMap<Double, Double> before, java.util.TreeMap<Double, Double> after) {
+        return (long) (after.getOrDefault(Double.POSITIVE_INFINITY, 0.0)
+                - before.getOrDefault(Double.POSITIVE_INFINITY, 0.0));
+    }
+
     void stop() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(20, TimeUnit.SECONDS)) {

@@ -43,7 +43,9 @@ import jetstream.testing.ResultLine;
  * (max and p99, and any probe without an answer within 5 s), the gateway's heap peak (its
  * {@code jvm_memory_used_bytes{area="heap"}} polled every 250 ms), {@code OutOfMemoryError}s in its log,
  * and whether every live subscriber kept receiving (events in the last second of the flood), and the live
- * subscribers' delivery latency ({@link LiveLatency}). Floors: the flood's
+ * subscribers' delivery latency ({@link LiveLatency}), measured in this JVM, which shares the 2 cores with the
+ * flood's generator, and the gateway's own share of it ({@code jetstream_subscribe_live_lag_seconds}: witness to
+ * socket, {@code RESULT upgrade_flood_gateway_lag_p99_ms}). Floors: the flood's
  * duration against the generator's own CPU time for it ({@link RawUpgrades} only; the Vert.x flood has none), the
  * readiness max and p99, the heap peak and the live latency p99 against the same gateway in the 2 s before the
  * flood, its live subscribers connected ({@code RESULT upgrade_flood_s}, {@code _ready_max_ms}, {@code _ready_p99_ms},
@@ -56,6 +58,7 @@ import jetstream.testing.ResultLine;
  * {@code xmx} (gateway heap, 1g), {@code perIp} (JETSTREAM_SUBSCRIBE_MAX_PER_IP for the gateway, default 0
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
+ * {@code jvm} (JDK_JAVA_OPTIONS for the gateway, e.g. {@code jvm=-XX:+UseZGC}),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
  * data dir and gateway.log), {@code jfr} (a file: record the gateway with JFR's profile settings), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
  * from one thread over non-blocking sockets; false: a Vert.x WebSocket client per upgrade, as before, which
@@ -154,7 +157,9 @@ public final class UpgradeFloodBench {
         prober.start();
         Thread.sleep(1000);
         latency.reset();
+        java.util.TreeMap<Double, Double> lagQuiet = gateway.histogram(LAG);
         Thread.sleep(1000);
+        java.util.TreeMap<Double, Double> lagStart = gateway.histogram(LAG);
         long quietP99 = latency.percentile(0.99);
         long quietCount = latency.count();
         latency.reset();
@@ -236,6 +241,7 @@ public final class UpgradeFloodBench {
         long floodP99 = latency.percentile(0.99);
         long floodMax = latency.percentile(1);
         long floodCount = latency.count();
+        java.util.TreeMap<Double, Double> lagEnd = gateway.histogram(LAG);
         probing = false;
         prober.join();
         // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
@@ -263,6 +269,14 @@ public final class UpgradeFloodBench {
         System.out.printf("live latency during the flood (and its last second): %,d events p50=%d ms p99=%d ms "
                 + "max=%d ms; before the flood: %,d events p99=%d ms%n", floodCount, floodP50, floodP99, floodMax,
                 quietCount, quietP99);
+        // What the gateway itself added (witness to socket, per batch; bucket bounds, ~10% apart), apart from
+        // the harness's own share of the 2 cores, where the live clients above receive and time the frames.
+        double gwP99 = GatewayProcess.quantileMillis(lagStart, lagEnd, 0.99);
+        double gwQuietP99 = GatewayProcess.quantileMillis(lagQuiet, lagStart, 0.99);
+        System.out.printf("gateway-side live lag (%s) during the flood: %,d batches p50<=%.0f ms p99<=%.0f ms; "
+                + "before the flood: %,d batches p99<=%.0f ms%n", LAG, GatewayProcess.counted(lagStart, lagEnd),
+                GatewayProcess.quantileMillis(lagStart, lagEnd, 0.5), gwP99, GatewayProcess.counted(lagQuiet, lagStart),
+                gwQuietP99);
         System.out.printf("load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
         if (raw != null) {
@@ -274,6 +288,7 @@ public final class UpgradeFloodBench {
         ResultLine.print("upgrade_flood_ready_p99_ms", p99 / 1000.0, p99(quiet) / 1000.0);
         ResultLine.print("upgrade_flood_heap_peak_mib", heapPeak.get() / 1048576.0, quietHeapMib);
         ResultLine.print("upgrade_flood_live_p99_ms", floodP99, quietP99);
+        ResultLine.print("upgrade_flood_gateway_lag_p99_ms", gwP99, gwQuietP99);
         ResultLine.printNoFloor("upgrade_flood_live_starved_subscribers", starved);
         if (raw != null) {
             raw.closeHeld();
@@ -284,6 +299,8 @@ public final class UpgradeFloodBench {
         client.close();
         vertx.close();
     }
+
+    private static final String LAG = "jetstream_subscribe_live_lag_seconds";
 
     private volatile boolean probing = true;
 
@@ -423,11 +440,14 @@ public final class UpgradeFloodBench {
         if (opts.containsKey("budget")) {
             env.put("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", opts.get("budget"));
         }
+        if (opts.containsKey("jvm")) {
+            env.put("JDK_JAVA_OPTIONS", opts.get("jvm")); // e.g. jvm=-XX:MaxGCPauseMillis=50
+        }
         gateway = GatewayProcess.start(jar, data, xmx, opts.containsKey("jfr") ? Path.of(opts.get("jfr")) : null, env);
         port = gateway.port;
         management = gateway.management;
-        System.out.printf("gateway ready: pid %d port %d (-Xmx%s, perIp %s, budget %s)%n", gateway.process.pid(), port,
-                xmx, perIp, opts.getOrDefault("budget", "default"));
+        System.out.printf("gateway ready: pid %d port %d (-Xmx%s %s, perIp %s, budget %s)%n", gateway.process.pid(), port,
+                xmx, opts.getOrDefault("jvm", ""), perIp, opts.getOrDefault("budget", "default"));
     }
 
     private void stop() throws Exception {

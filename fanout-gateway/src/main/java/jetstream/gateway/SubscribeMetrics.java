@@ -1,8 +1,10 @@
 package jetstream.gateway;
 
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -55,6 +57,8 @@ public final class SubscribeMetrics {
     /** Connections closed by the per-connection event-rate cap. */
     final Counter eventRateLimited;
     final Timer cursorResolve;
+    /** {@code jetstream_subscribe_live_lag_seconds}: an event's witness to its frame reaching a socket. */
+    private final Timer liveLag;
     /** Upgrades and options updates refused because the subscription state budget was spent. */
     final Counter stateRefused;
 
@@ -86,6 +90,17 @@ public final class SubscribeMetrics {
         }
         cursorResolve = Timer.builder("jetstream.subscribe.cursor.resolve").publishPercentileHistogram()
                 .register(registry);
+        liveLag = Timer.builder("jetstream.subscribe.live.lag").publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(1)).register(registry);
+    }
+
+    /**
+     * Records, once per batch a subscriber hands to its socket from the ring, how long ago the ingester witnessed the
+     * batch's first event ({@code witnessedAt}, µs of the wall clock the co-located processes share): what a live
+     * subscriber waits on the gateway, including subscribers still catching up within the ring.
+     */
+    void liveLag(long witnessedAtMicros) {
+        liveLag.record(Math.max(0, System.currentTimeMillis() * 1000 - witnessedAtMicros), TimeUnit.MICROSECONDS);
     }
 
     private static LongAdder adder(MeterRegistry registry, String name, Compression c) {

@@ -245,13 +245,19 @@ public final class Subscriber {
                 continue;
             }
             metrics.hotReads.increment();
+            long oldest = Long.MAX_VALUE;
             for (int i = 0; i < n && !closed; i++) {
                 GatewayEvent e = batch.get(i);
                 next = e.seq() + 1;
-                deliver(e);
+                if (deliver(e) && oldest == Long.MAX_VALUE) {
+                    oldest = e.witnessedAt();
+                }
             }
             batch.clear();
             flush();
+            if (oldest != Long.MAX_VALUE) {
+                metrics.liveLag(oldest);
+            }
             if (slow()) {
                 return;
             }
@@ -344,27 +350,29 @@ public final class Subscriber {
         close(code, name);
     }
 
-    private void deliver(GatewayEvent e) {
+    /** Sends {@code e} when this subscription shows it; false when it is skipped. */
+    private boolean deliver(GatewayEvent e) {
         Options o = options;
         if (wire == Wire.V1 && e.text(Wire.V1) == null) {
             (e.kind() == 6 ? metrics.skippedSync : metrics.skippedResync).increment();
-            return;
+            return false;
         }
         if (!o.filter().matches(e.kind(), e.did(), e.collection())) {
             metrics.filtered.increment();
-            return;
+            return false;
         }
         if (o.maxMessageSizeBytes() > 0 && e.textBytes(wire) > o.maxMessageSizeBytes()) {
             metrics.oversize.increment();
-            return;
+            return false;
         }
         if (eventBudget != null && eventBudget.tryAcquire(nanoClock.getAsLong()) > 0) {
             metrics.eventRateLimited.increment();
             fail("RateLimitExceeded", "more than " + settings.maxEventsPerSecond()
                     + " events per second on one connection; reconnect with cursor=" + e.seq(), 1008);
-            return;
+            return false;
         }
         send(zstd ? e.zstdFrame(wire) : e.textFrame(wire));
+        return true;
     }
 
     /** A frame made for this connection only (info, error). */

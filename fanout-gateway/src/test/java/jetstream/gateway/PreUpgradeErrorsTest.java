@@ -231,6 +231,7 @@ class PreUpgradeErrorsTest {
         String m = http.send(HttpRequest.newBuilder(management("/q/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
         for (String name : new String[] {"jetstream_subscribe_subscribers", "jetstream_subscribe_events_sent_total",
                 "jetstream_subscribe_cursor_requests_total", "jetstream_subscribe_cursor_resolve_seconds",
+                "jetstream_subscribe_live_lag_seconds",
                 "jetstream_subscribe_events_filtered_total", "jetstream_subscribe_adversarial_drops_total"}) {
             assertTrue(m.contains(name), name);
         }

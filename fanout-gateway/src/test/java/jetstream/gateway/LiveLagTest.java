@@ -1,0 +1,102 @@
+package jetstream.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jetstream.filter.SubscriptionFilter;
+import jetstream.filter.V2Params;
+import jetstream.replay.BlockCache;
+import jetstream.replay.SegmentCatalog;
+import jetstream.replay.VacancySet;
+
+/**
+ * {@code jetstream_subscribe_live_lag_seconds} (docs/metrics.md): once per batch a subscriber hands to its socket from
+ * the ring, how long ago the batch's first event was witnessed; batches it shows nothing of are not counted.
+ */
+@Tag("component")
+class LiveLagTest {
+    @TempDir
+    Path dir;
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final SubscribeMetrics metrics = new SubscribeMetrics(registry);
+
+    private Subscriber subscriber(Ring ring, RecordingSink sink, SubscriptionFilter filter) {
+        ColdReplay cold = new ColdReplay(new SegmentCatalog(dir), new BlockCache(1 << 20), new VacancySet(),
+                Executors.newSingleThreadExecutor());
+        SubscribeSettings settings = SubscribeSettings.builder().readBatch(10).build();
+        return new Subscriber(Wire.V2, false, false, new Subscriber.Options(filter, 0), ring, cold, sink, metrics,
+                settings, System::nanoTime);
+    }
+
+    /** Rows {@code first..first+n-1} witnessed {@code agoMillis} before now. */
+    private static void append(Ring ring, long first, int n, long agoMillis) {
+        EventEncoder enc = new EventEncoder();
+        long witnessed = (System.currentTimeMillis() - agoMillis) * 1000;
+        for (TestRows.Row r : TestRows.rows(new SplittableRandom(first), first, n, 10)) {
+            ring.append(new TestRows.Row(r.seq(), witnessed, r.kind(), r.did(), r.collection(), r.rkey(), r.rev(),
+                    r.payload()).encode(enc));
+        }
+        ring.publish();
+    }
+
+    private Timer lag() {
+        return registry.get("jetstream.subscribe.live.lag").timer();
+    }
+
+    private static void await(Subscriber s, Ring ring) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (s.position() < ring.tip() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(ring.tip(), s.position());
+    }
+
+    @Test
+    void eachBatchRecordsHowLongAgoItsFirstEventWasWitnessed() throws Exception {
+        Ring ring = new Ring(1L << 30);
+        ring.reset(1, 1000);
+        append(ring, 1, 100, 3000);
+        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
+        Subscriber s = subscriber(ring, sink, SubscriptionFilter.v2All());
+        sink.execute(() -> s.start(false, 1, null));
+        await(s, ring);
+        long batches = lag().count();
+        assertEquals(10, batches, "100 events read 10 at a time");
+        double maxSeconds = lag().max(TimeUnit.MILLISECONDS) / 1000.0;
+        assertTrue(maxSeconds >= 3.0 && maxSeconds < 30, "witnessed 3 s before: " + maxSeconds);
+        double before = lag().totalTime(TimeUnit.MILLISECONDS);
+
+        append(ring, 101, 10, 0); // live: witnessed now, read as soon as it is published
+        await(s, ring);
+        assertEquals(batches + 1, lag().count());
+        double lastMillis = lag().totalTime(TimeUnit.MILLISECONDS) - before;
+        assertTrue(lastMillis < 1000, "a live batch waited " + lastMillis + " ms");
+    }
+
+    @Test
+    void aBatchTheFilterShowsNothingOfIsNotCounted() throws Exception {
+        Ring ring = new Ring(1L << 30);
+        ring.reset(1, 1000);
+        append(ring, 1, 100, 3000);
+        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
+        SubscriptionFilter none = V2Params.parse(Map.of("dids", List.of(TestRows.did(99)))).filter();
+        Subscriber s = subscriber(ring, sink, none);
+        sink.execute(() -> s.start(false, 1, null));
+        await(s, ring);
+        assertEquals(0, lag().count());
+    }
+}
