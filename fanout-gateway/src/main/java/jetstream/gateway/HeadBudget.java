@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
@@ -22,7 +23,8 @@ import io.vertx.core.net.impl.ConnectionBase;
  * once (its rest is read and dropped, never decoded) and the connection closes: a refusal costs a read,
  * not a parse. The upgrade filter takes the reservation over ({@link #take}) when the request reaches it.
  *
- * <p>It keeps a request line from the decoder until the line is whole (see {@link #line}) and puts the
+ * <p>It keeps a request line from the decoder until the line is whole (see {@link #line}), reads once per
+ * event-loop turn, and puts the
  * {@link QueryStash} behind the decoder, which Vert.x has configured only by
  * the time the connection is active. A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left
  * alone; once the WebSocket upgrade has replaced the decoder the handler only passes bytes on. Event-loop
@@ -109,6 +111,10 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
         if (!retired) {
             ctx.pipeline().addAfter(DECODER, QueryStash.NAME, new QueryStash());
         }
+        // One read per connection per event-loop turn (Netty's default is 16, up to 1 MB): a turn that read hundreds
+        // of large request heads made every live subscriber's delivery task wait behind all of them. Safe now that a
+        // large head is charged for its whole line: heads advancing together no longer all stall half-read.
+        ctx.channel().config().setRecvByteBufAllocator(new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1));
         ctx.fireChannelActive();
     }
 
