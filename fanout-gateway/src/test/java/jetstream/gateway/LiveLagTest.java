@@ -53,6 +53,23 @@ class LiveLagTest {
         ring.publish();
     }
 
+    /** A ring of 100 events witnessed {@code agoMillis} before now. */
+    private static Ring ringWitnessedAgo(long agoMillis) {
+        Ring ring = new Ring(1L << 30);
+        ring.reset(1, 1000);
+        append(ring, 1, 100, agoMillis);
+        return ring;
+    }
+
+    /** A subscriber that has read {@code ring} from its first event to its tip. */
+    private Subscriber readFromStart(Ring ring, SubscriptionFilter filter) throws InterruptedException {
+        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
+        Subscriber s = subscriber(ring, sink, filter);
+        sink.execute(() -> s.start(false, 1, null));
+        await(s, ring);
+        return s;
+    }
+
     private Timer lag() {
         return registry.get("jetstream.subscribe.live.lag").timer();
     }
@@ -67,13 +84,8 @@ class LiveLagTest {
 
     @Test
     void eachBatchRecordsHowLongAgoItsFirstEventWasWitnessed() throws Exception {
-        Ring ring = new Ring(1L << 30);
-        ring.reset(1, 1000);
-        append(ring, 1, 100, 3000);
-        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
-        Subscriber s = subscriber(ring, sink, SubscriptionFilter.v2All());
-        sink.execute(() -> s.start(false, 1, null));
-        await(s, ring);
+        Ring ring = ringWitnessedAgo(3000);
+        Subscriber s = readFromStart(ring, SubscriptionFilter.v2All());
         long batches = lag().count();
         assertEquals(10, batches, "100 events read 10 at a time");
         double maxSeconds = lag().max(TimeUnit.MILLISECONDS) / 1000.0;
@@ -89,14 +101,8 @@ class LiveLagTest {
 
     @Test
     void aBatchTheFilterShowsNothingOfIsNotCounted() throws Exception {
-        Ring ring = new Ring(1L << 30);
-        ring.reset(1, 1000);
-        append(ring, 1, 100, 3000);
-        RecordingSink sink = new RecordingSink(Dictionaries.v2Bytes());
         SubscriptionFilter none = V2Params.parse(Map.of("dids", List.of(TestRows.did(99)))).filter();
-        Subscriber s = subscriber(ring, sink, none);
-        sink.execute(() -> s.start(false, 1, null));
-        await(s, ring);
+        readFromStart(ringWitnessedAgo(3000), none);
         assertEquals(0, lag().count());
     }
 }
