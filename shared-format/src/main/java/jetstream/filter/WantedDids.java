@@ -158,6 +158,9 @@ public final class WantedDids extends AbstractSet<String> {
          * @throws IllegalArgumentException when {@code did} has a char outside ASCII
          */
         public boolean add(String did) {
+            if (chars == null) {
+                throw new IllegalStateException("built already");
+            }
             int i = probe(slots, hashes, ends, chars, did, did.hashCode());
             if (slots[i] != 0) {
                 return false;
@@ -209,11 +212,25 @@ public final class WantedDids extends AbstractSet<String> {
             return table;
         }
 
-        /** The set of the DIDs added so far, in arrays trimmed to their size. */
+        /**
+         * The set of the DIDs added so far, in arrays trimmed to their size. An array already of that size (a
+         * builder presized for the DIDs it got) is handed over rather than copied, so the builder is spent: adding
+         * to it afterwards throws.
+         */
         public WantedDids build() {
             int capacity = Integer.highestOneBit(Math.max(2, size * 4 / 3 + 1) * 2 - 1);
-            return new WantedDids(Arrays.copyOf(chars, length), Arrays.copyOf(ends, size), Arrays.copyOf(hashes, size),
-                    table(capacity), size);
+            WantedDids built = new WantedDids(trim(chars, length), trim(ends, size), trim(hashes, size),
+                    slots.length == capacity ? slots : table(capacity), size);
+            chars = null;
+            return built;
+        }
+
+        private static byte[] trim(byte[] a, int n) {
+            return a.length == n ? a : Arrays.copyOf(a, n);
+        }
+
+        private static int[] trim(int[] a, int n) {
+            return a.length == n ? a : Arrays.copyOf(a, n);
         }
     }
 }

@@ -51,6 +51,24 @@ class WantedDidsTest {
         }
     }
 
+    /** A builder presized for its DIDs hands its arrays over; it is spent after building, whatever its size. */
+    @Test
+    void aBuilderIsSpentOnceBuilt() {
+        for (int n : new int[] {0, 1, 100, 10_000}) {
+            List<String> dids = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                dids.add("did:plc:" + String.format("%024d", i)); // 32 chars: the presized length
+            }
+            WantedDids.Builder b = new WantedDids.Builder(n);
+            dids.forEach(b::add);
+            WantedDids set = b.build();
+            assertEquals(new HashSet<>(dids), set);
+            assertEquals(WantedDids.of(dids).heapBytes(), set.heapBytes(), "trimmed like a copy");
+            assertThrows(IllegalStateException.class, () -> b.add("did:plc:x"));
+            assertEquals(n, set.size(), "the set is not changed by the spent builder");
+        }
+    }
+
     @Test
     void equalHashCodesAreToldApartByTheirChars() {
         // "Aa" and "BB" have the same String.hashCode, and so have these DIDs.
