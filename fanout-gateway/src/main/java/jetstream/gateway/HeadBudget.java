@@ -60,6 +60,8 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
      */
     private final int lineLimit;
     private StateBudget.Reservation held;
+    /** Where a whole stream request line leaves its query before the decoder (null when not HTTP/1). */
+    private QueryStash stash;
     /**
      * The request line read so far, kept from the decoder until it is whole (null when none is kept): the
      * decoder looks for the line's end from its start on every read, so a 440 KB line arriving in 64 KB reads
@@ -109,7 +111,8 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     public void channelActive(ChannelHandlerContext ctx) {
         retired = ctx.pipeline().get(DECODER) == null;
         if (!retired) {
-            ctx.pipeline().addAfter(DECODER, QueryStash.NAME, new QueryStash());
+            stash = new QueryStash();
+            ctx.pipeline().addAfter(DECODER, QueryStash.NAME, stash);
         }
         // One read per connection per event-loop turn (Netty's default is 16, up to 1 MB): a turn that read hundreds
         // of large request heads made every live subscriber's delivery task wait behind all of them. Safe now that a
@@ -156,7 +159,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
             lineWhole = true;
             ByteBuf l = line;
             line = null;
-            ctx.fireChannelRead(l);
+            ctx.fireChannelRead(stash == null ? l : stash.cut(ctx, l));
         }
     }
 
