@@ -60,8 +60,6 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
      */
     private final int lineLimit;
     private StateBudget.Reservation held;
-    /** Where a whole stream request line leaves its query before the decoder (null when not HTTP/1). */
-    private QueryStash stash;
     /**
      * The request line read so far, kept from the decoder until it is whole (null when none is kept): the
      * decoder looks for the line's end from its start on every read, so a 440 KB line arriving in 64 KB reads
@@ -111,8 +109,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
     public void channelActive(ChannelHandlerContext ctx) {
         retired = ctx.pipeline().get(DECODER) == null;
         if (!retired) {
-            stash = new QueryStash();
-            ctx.pipeline().addAfter(DECODER, QueryStash.NAME, stash);
+            ctx.pipeline().addAfter(DECODER, QueryStash.NAME, new QueryStash());
         }
         // One read per connection per event-loop turn (Netty's default is 16, up to 1 MB): a turn that read hundreds
         // of large request heads made every live subscriber's delivery task wait behind all of them. Safe now that a
@@ -159,7 +156,7 @@ final class HeadBudget extends ChannelInboundHandlerAdapter {
             lineWhole = true;
             ByteBuf l = line;
             line = null;
-            ctx.fireChannelRead(stash == null ? l : stash.cut(ctx, l));
+            ctx.fireChannelRead(l);
         }
     }
 

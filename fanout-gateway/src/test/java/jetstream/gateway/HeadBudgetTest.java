@@ -101,60 +101,6 @@ class HeadBudgetTest {
         ch.finishAndReleaseAll();
     }
 
-    /** A channel as the gateway builds it: the budget first, the decoder, and the stash the budget puts behind it. */
-    private EmbeddedChannel registered(StateBudget budget) throws Exception {
-        EmbeddedChannel ch = new EmbeddedChannel(false, false);
-        ch.pipeline().addLast(HeadBudget.NAME, new HeadBudget(budget, refusals::incrementAndGet, LINE_LIMIT))
-                .addLast(HeadBudget.DECODER, new HttpRequestDecoder(LINE_LIMIT, 8192, 8192));
-        ch.register();
-        return ch;
-    }
-
-    /** The next request the decoder emitted (its content markers skipped). */
-    private static HttpRequest nextRequest(EmbeddedChannel ch) {
-        for (Object m; (m = ch.readInbound()) != null; ) {
-            if (m instanceof HttpRequest r) {
-                return r;
-            }
-            io.netty.util.ReferenceCountUtil.release(m);
-        }
-        throw new AssertionError("no request decoded");
-    }
-
-    /**
-     * A stream request's whole line leaves its query before the decoder: the decoder gets the path and a token
-     * header, and the query is stashed under that token (a client's own token header is dropped).
-     */
-    @Test
-    void aStreamQueryLeavesTheLineBeforeTheDecoder() throws Exception {
-        EmbeddedChannel ch = registered(new StateBudget(8 << 20));
-        String first = line("/subscribe", 400_000);
-        String query = first.substring("GET /subscribe?".length(), first.length() - " HTTP/1.1\r\n".length());
-        for (int at = 0; at < first.length(); at += 4096) {
-            ch.writeInbound(ascii(first.substring(at, Math.min(first.length(), at + 4096))));
-        }
-        ch.writeInbound(ascii("Host: x\r\n" + QueryStash.HEADER + ": 1\r\n\r\n"));
-        HttpRequest r = nextRequest(ch);
-        assertEquals("/subscribe", r.uri());
-        assertEquals(1, r.headers().getAll(QueryStash.HEADER).size(), "the client's own token header is gone");
-        String token = r.headers().get(QueryStash.HEADER);
-        assertTrue(!token.equals("1"), token);
-        assertEquals(query, ch.pipeline().get(QueryStash.class).take(token));
-
-        // the next request on the connection (a v2 stream) is cut too; another path goes through untouched
-        ch.pipeline().get(HeadBudget.class).handOver().release();
-        ch.writeInbound(ascii("GET " + UpgradeFilter.V2_PATH + "?dids=did:plc:a&cursor=5 HTTP/1.1\r\nHost: x\r\n\r\n"));
-        HttpRequest v2 = nextRequest(ch);
-        assertEquals(UpgradeFilter.V2_PATH, v2.uri());
-        assertEquals("dids=did:plc:a&cursor=5", ch.pipeline().get(QueryStash.class).take(v2.headers().get(QueryStash.HEADER)));
-        ch.pipeline().get(HeadBudget.class).handOver().release();
-        ch.writeInbound(ascii("GET /subscribeX?a=1 HTTP/1.1\r\nHost: x\r\n\r\n"));
-        HttpRequest other = nextRequest(ch);
-        assertEquals("/subscribeX?a=1", other.uri());
-        assertNull(other.headers().get(QueryStash.HEADER));
-        ch.finishAndReleaseAll();
-    }
-
     @Test
     void aHeadOverTheBudgetIsRefusedBeforeItIsDecoded() {
         StateBudget budget = new StateBudget(120_000); // a large head may fill 90,000 of it
