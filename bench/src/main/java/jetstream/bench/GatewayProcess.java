@@ -58,8 +58,7 @@ final class GatewayProcess {
 
     /** The heap in use now ({@code jvm_memory_used_bytes{area="heap"}} summed over the pools). */
     long heapUsed() throws IOException, InterruptedException {
-        String m = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/metrics"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String m = metrics();
         double used = 0;
         Matcher x = HEAP.matcher(m);
         while (x.find()) {
@@ -68,13 +67,18 @@ final class GatewayProcess {
         return (long) used;
     }
 
+    /** The gateway's /q/metrics text. */
+    private String metrics() throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/metrics"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
     /**
      * The cumulative buckets of a Prometheus histogram on the gateway's /q/metrics ({@code name_bucket{le=...}}),
      * upper bound in seconds to count, ascending (+Inf last).
      */
     java.util.TreeMap<Double, Double> histogram(String name) throws IOException, InterruptedException {
-        String m = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + management + "/q/metrics"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String m = metrics();
         java.util.TreeMap<Double, Double> out = new java.util.TreeMap<>();
         Matcher x = Pattern.compile("(?m)^" + Pattern.quote(name) + "_bucket\\{le=\"([^\"]+)\"} (\\S+)$").matcher(m);
         while (x.find()) {

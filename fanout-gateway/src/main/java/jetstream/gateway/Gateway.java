@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.annotation.PreDestroy;
@@ -153,35 +154,13 @@ public class Gateway {
         if (ring != null) {
             return;
         }
-        wakeTimer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ring-wake");
-            t.setDaemon(true);
-            return t;
-        });
+        wakeTimer = Executors.newSingleThreadScheduledExecutor(daemons("ring-wake"));
         ring = new Ring(config.subscribeReadLogRetentionBytes(), config.subscribeFlushWindow().toNanos(), wakeTimer);
-        AtomicInteger n = new AtomicInteger();
-        coldPool = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "cold-replay-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        coldPool = Executors.newFixedThreadPool(2, daemons("cold-replay-"));
         // One thread: parsing large queries must not take both cores from the event loops during a flood of them.
-        parser = Executors.newSingleThreadExecutor(task -> {
-            Thread t = new Thread(task, "upgrade-parser");
-            t.setDaemon(true);
-            return t;
-        });
-        AtomicInteger resolvers = new AtomicInteger();
-        resolver = Executors.newFixedThreadPool(2, task -> {
-            Thread t = new Thread(task, "cursor-resolver-" + resolvers.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        coldTimer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "cold-throttle");
-            t.setDaemon(true);
-            return t;
-        });
+        parser = Executors.newSingleThreadExecutor(daemons("upgrade-parser"));
+        resolver = Executors.newFixedThreadPool(2, daemons("cursor-resolver-"));
+        coldTimer = Executors.newSingleThreadScheduledExecutor(daemons("cold-throttle"));
         BlockCache blocks = new BlockCache(config.subscribeBlockCacheBytes());
         feedOptions = feedOptions(Path.of(config.dataDir()));
         catalogSource = CatalogSource.open(config, blocks, feedOptions.remote());
@@ -413,6 +392,16 @@ public class Gateway {
     java.util.concurrent.Executor resolver() {
         init();
         return resolver;
+    }
+
+    /** Daemon threads named {@code name}, or {@code name} and a count from 1 when it ends with {@code -}. */
+    private static ThreadFactory daemons(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return task -> {
+            Thread t = new Thread(task, name.endsWith("-") ? name + n.incrementAndGet() : name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /** Where upgrades with a large query run their query steps, off the event loop (see {@link UpgradeFilter}). */

@@ -24,8 +24,7 @@ import io.vertx.core.net.impl.ConnectionBase;
  * not a parse. The upgrade filter takes the reservation over ({@link #take}) when the request reaches it.
  *
  * <p>It keeps a request line from the decoder until the line is whole (see {@link #line}), reads once per
- * event-loop turn, and puts the
- * {@link QueryStash} behind the decoder, which Vert.x has configured only by
+ * event-loop turn, and puts the {@link QueryStash} behind the decoder, which Vert.x has configured only by
  * the time the connection is active. A connection without Vert.x's HTTP/1 decoder (not HTTP/1) is left
  * alone; once the WebSocket upgrade has replaced the decoder the handler only passes bytes on. Event-loop
  * confined.

@@ -5,6 +5,7 @@ import static jetstream.gateway.UpgradeAnswers.xrpc;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -120,7 +121,7 @@ public class UpgradeFilter {
                     req.getHeader("Sec-WebSocket-Extensions"));
             UpgradeSteps s = steps;
             Supplier<UpgradeSteps.Outcome> work = v2 ? () -> s.v2(r, state) : () -> s.v1(r, state);
-            java.util.concurrent.Executor off = parsed == null ? gateway.parser()
+            Executor off = parsed == null ? gateway.parser()
                     : s.readsSegments(parsed) ? gateway.resolver() : null;
             kept = run(rc, state, off, work, o -> v2 ? v2(rc, req, state, o) : v1(rc, req, state, o));
         } finally {
@@ -262,7 +263,7 @@ public class UpgradeFilter {
      *
      * @return true when the reservation was stashed or handed on to {@code offLoop}
      */
-    private boolean run(RoutingContext rc, StateBudget.Reservation state, java.util.concurrent.Executor offLoop,
+    private boolean run(RoutingContext rc, StateBudget.Reservation state, Executor offLoop,
                         Supplier<UpgradeSteps.Outcome> work, Predicate<UpgradeSteps.Outcome> then) {
         io.vertx.core.Context loop = io.vertx.core.Vertx.currentContext();
         if (loop == null || offLoop == null) {

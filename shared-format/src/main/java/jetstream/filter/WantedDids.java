@@ -158,9 +158,7 @@ public final class WantedDids extends AbstractSet<String> {
          * @throws IllegalArgumentException when {@code did} has a char outside ASCII
          */
         public boolean add(String did) {
-            if (chars == null) {
-                throw new IllegalStateException("built already");
-            }
+            requireOpen();
             int i = probe(slots, hashes, ends, chars, did, did.hashCode());
             if (slots[i] != 0) {
                 return false;
@@ -218,11 +216,18 @@ public final class WantedDids extends AbstractSet<String> {
          * to it afterwards throws.
          */
         public WantedDids build() {
+            requireOpen();
             int capacity = Integer.highestOneBit(Math.max(2, size * 4 / 3 + 1) * 2 - 1);
             WantedDids built = new WantedDids(trim(chars, length), trim(ends, size), trim(hashes, size),
                     slots.length == capacity ? slots : table(capacity), size);
             chars = null;
             return built;
+        }
+
+        private void requireOpen() {
+            if (chars == null) {
+                throw new IllegalStateException("built already");
+            }
         }
 
         private static byte[] trim(byte[] a, int n) {

@@ -65,6 +65,7 @@ class WantedDidsTest {
             assertEquals(new HashSet<>(dids), set);
             assertEquals(WantedDids.of(dids).heapBytes(), set.heapBytes(), "trimmed like a copy");
             assertThrows(IllegalStateException.class, () -> b.add("did:plc:x"));
+            assertThrows(IllegalStateException.class, b::build);
             assertEquals(n, set.size(), "the set is not changed by the spent builder");
         }
     }
