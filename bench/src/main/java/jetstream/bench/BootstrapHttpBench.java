@@ -73,7 +73,7 @@ public final class BootstrapHttpBench {
         }
         String cp = System.getProperty("java.class.path");
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx4g", "-cp", cp, CarHosts.class.getName(), cars.toString(), Integer.toString(hosts));
+                "-Xmx2g", "-cp", cp, CarHosts.class.getName(), cars.toString(), Integer.toString(hosts));
         pb.environment().remove("JAVA_TOOL_OPTIONS");
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process server = pb.start();
@@ -92,6 +92,8 @@ public final class BootstrapHttpBench {
             System.out.printf("%,d repos served by %d hosts, %.1f MiB of CARs; %d cores%n", carCount, hosts,
                     carBytes / 1048576.0, Runtime.getRuntime().availableProcessors());
             List<double[]> measured = new ArrayList<>();
+            double totalRecords = 0;
+            double totalWall = 0;
             for (int r = 0; r <= rounds; r++) {
                 Path data = Files.createTempDirectory("bootstrap-http-data");
                 Path floorData = Files.createTempDirectory("bootstrap-http-floor");
@@ -102,19 +104,26 @@ public final class BootstrapHttpBench {
                     org.jboss.logmanager.Logger.getLogger("").setLevel(all ? java.util.logging.Level.ALL
                             : java.util.logging.Level.INFO);
                     String label = (r == 0 ? "warm-up" : "round " + r) + (all ? " [root log level ALL]" : " [root log level info]");
+                    long serverCpu0 = cpuNanos(server);
                     double[] http = round(label, relay, route, data);
+                    System.out.printf("%-8s the CAR server's CPU on the same cores: %.2f us/record%n", label,
+                            (cpuNanos(server) - serverCpu0) / 1e3 / http[2]);
                     BootstrapBench.Result floor = BootstrapBench.pipeline(carFiles, Runtime.getRuntime().availableProcessors(),
                             floorData);
                     System.out.printf("%-8s floor, the same CARs from disk through the in-process path: %,.0f records/s, "
                             + "process CPU %.2f us/record%n", label, floor.perSecond(), floor.cpuMicrosPerRecord());
                     if (r > 0) {
                         measured.add(new double[] {http[0], http[1], floor.perSecond(), floor.cpuMicrosPerRecord()});
+                        totalRecords += http[2];
+                        totalWall += http[2] / http[0];
                     }
                 } finally {
                     deleteTree(data);
                     deleteTree(floorData);
                 }
             }
+            System.out.printf("all measured rounds: %,.0f records in %.1f s of bootstrap, %,.0f records/s%n", totalRecords,
+                    totalWall, totalRecords / totalWall);
             measured.sort(Comparator.comparingDouble(x -> x[1]));
             double[] median = measured.get(measured.size() / 2);
             ResultLine.print("bootstrap_http_cpu_us_per_record", median[1], median[3]);
@@ -125,7 +134,11 @@ public final class BootstrapHttpBench {
         }
     }
 
-    /** One bootstrap over HTTP into {@code data}: {records/s, process CPU µs per record}. */
+    private static long cpuNanos(Process p) {
+        return p.toHandle().info().totalCpuDuration().orElseThrow().toNanos();
+    }
+
+    /** One bootstrap over HTTP into {@code data}: {records/s, process CPU µs per record, records}. */
     private static double[] round(String label, String relay, UnaryOperator<String> route, Path data) throws Exception {
         // the scale campaign's settings: the reference's defaults with the download pools sized for 2 cores
         BackfillSettings s = BackfillSettings.builder(relay).upstreamMode(BackfillSettings.UpstreamMode.RELAY)
@@ -167,7 +180,7 @@ public final class BootstrapHttpBench {
         System.out.printf("%-8s %,d repos, %,d records in %.1f s: %,.0f records/s; process CPU %.1f s = %.2f us/record"
                         + " (%,.0f records per CPU-second); by thread, us/record:%s%n", label, repos, records, wall / 1e9,
                 records / (wall / 1e9), cpu / 1e9, cpu / 1e3 / records, records / (cpu / 1e9), g);
-        return new double[] {records / (wall / 1e9), cpu / 1e3 / records};
+        return new double[] {records / (wall / 1e9), cpu / 1e3 / records, records};
     }
 
     private static Map<Long, Long> threadCpu(ThreadMXBean mx) {
