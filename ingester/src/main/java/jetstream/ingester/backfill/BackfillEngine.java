@@ -180,7 +180,7 @@ public final class BackfillEngine implements AutoCloseable {
     }
 
     /**
-     * Waits for one host's crawl, rethrowing its failure. A crawl still queued behind the pool when
+     * Waits for one host's crawl, rethrowing its failure or a download's ({@link RunFlags#throwIfFailed}). A crawl still queued behind the pool when
      * the engine closes never runs (the pool drops it), so the wait gives up on close instead of
      * blocking forever.
      */
@@ -193,6 +193,8 @@ public final class BackfillEngine implements AutoCloseable {
                 if (flags.closed) {
                     throw new InterruptedException("backfill engine closed");
                 }
+                // a dead download's crawl may wait in a listing or a slot, not only for its repo
+                flags.throwIfFailed();
             } catch (java.util.concurrent.ExecutionException e) {
                 Throwable c = e.getCause();
                 if (flags.closed || c instanceof InterruptedException) {

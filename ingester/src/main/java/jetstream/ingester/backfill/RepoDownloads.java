@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import jetstream.ingester.writer.SteadyWriter;
+import org.jboss.logging.Logger;
 
 /**
  * The bootstrap's getRepo downloads and their submissions: a job takes a host slot, runs on the
@@ -15,6 +16,7 @@ import jetstream.ingester.writer.SteadyWriter;
  * failure.
  */
 final class RepoDownloads {
+    private static final Logger LOG = Logger.getLogger(RepoDownloads.class);
     /** Rate-limit parks a repo sits through before one counts as a failed attempt. */
     private static final int MAX_PARKS_PER_REPO = 20;
 
@@ -45,6 +47,7 @@ final class RepoDownloads {
             if (writer.failure() != null) {
                 throw new IllegalStateException("the steady writer failed", writer.failure());
             }
+            flags.throwIfFailed();
             synchronized (h) {
                 if (h.pages.isEmpty() && h.queue.isEmpty() && h.inFlight.get() == 0) {
                     return;
@@ -73,6 +76,12 @@ final class RepoDownloads {
                     download(h, j);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
+                } catch (RuntimeException e) {
+                    unexpected(h, j, e);
+                } catch (Error e) {
+                    // out of memory or worse: the run ends loudly (the repo stays pending, fetched again on restart)
+                    LOG.errorf(e, "backfill download of %s died", j.did);
+                    flags.fail(e);
                 } finally {
                     h.inFlight.decrementAndGet();
                     h.slots.release();
@@ -81,6 +90,20 @@ final class RepoDownloads {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             h.inFlight.decrementAndGet();
             h.slots.release();
+        }
+    }
+
+    /**
+     * A download that threw (a defect met on one repository, not bad upstream data, which fetch answers as a
+     * failure): the repo fails with the exception as its reason and the crawl goes on. Left uncaught, the
+     * pool's thread would die and its job stay outstanding, and the host's crawl would wait for it forever.
+     */
+    private void unexpected(HostRun h, HostRun.Job j, RuntimeException e) {
+        LOG.errorf(e, "backfill download of %s threw; the repo is marked failed", j.did);
+        try {
+            finishFailed(h, j, "internal_error: " + e);
+        } catch (RuntimeException | InterruptedException again) {
+            flags.fail(e);
         }
     }
 
