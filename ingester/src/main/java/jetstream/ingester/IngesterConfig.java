@@ -107,7 +107,7 @@ public interface IngesterConfig {
         @WithDefault("50000")
         int maxHosts();
 
-        /** {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: repository CAR bytes in heap at once (more spool to disk). */
+        /** {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: heap the downloads' CARs take at once, a CAR parsed in heap counting 2.5 times its size (more spool to disk). */
         @WithDefault("536870912")
         long maxInflightBytes();
 

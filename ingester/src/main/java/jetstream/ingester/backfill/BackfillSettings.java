@@ -28,8 +28,8 @@ import jetstream.config.SettingCatalog;
  * @param checkpointInterval forced checkpoint period for staged cursors (reference: 30 s)
  * @param hostRetryDelay how long an unreachable host parks before its one retry
  * @param progressInterval period of the progress log line and feed frame
- * @param maxInflightBytes {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: repository CAR bytes held in heap
- *     at once, over every download (more spools to disk)
+ * @param maxInflightBytes {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}: heap the downloads' CARs take at
+ *     once, a CAR parsed in heap counting 2.5 times its size, over every download (more spools to disk)
  * @param spoolThresholdBytes {@code JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES}: a CAR larger than this is
  *     spooled to {@code <data>/backfill-spool/} and parsed from there
  * @param maxCarBytes {@code JETSTREAM_MAX_CAR_BYTES}: cap on one fetched repository CAR
@@ -293,7 +293,7 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
             return this;
         }
 
-        /** Repository CAR bytes held in heap at once, over every download. */
+        /** Heap the downloads' CARs take at once, over every download (a CAR parsed in heap counts 2.5 times its size). */
         public Builder maxInflightBytes(long n) {
             this.maxInflightBytes = n;
             return this;

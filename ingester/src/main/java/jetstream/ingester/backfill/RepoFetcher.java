@@ -124,16 +124,25 @@ public final class RepoFetcher {
         }
     }
 
-    /** A CAR read into heap: its rows keep its bytes held; any other result frees them now. */
+    /** A CAR read into heap: its rows keep its heap cost held; any other result frees it now. */
     private Result held(String did, byte[] car, boolean replacement, PublicKey key) {
-        Result r = convert(did, car, replacement, key);
+        Result r;
+        try {
+            r = convert(did, car, replacement, key);
+        } catch (RuntimeException | Error e) {
+            if (spool != null) {
+                spool.release(CarSpool.heapCost(car.length)); // a defect met in this CAR: its download fails, its hold ends
+            }
+            throw e;
+        }
         if (spool == null) {
             return r;
         }
         if (r instanceof Rows rows) {
-            return new Rows(rows.rows(), rows.rev(), rows.data(), rows.records(), rows.carBytes(), car.length);
+            return new Rows(rows.rows(), rows.rev(), rows.data(), rows.records(), rows.carBytes(),
+                    CarSpool.heapCost(car.length));
         }
-        spool.release(car.length);
+        spool.release(CarSpool.heapCost(car.length));
         return r;
     }
 

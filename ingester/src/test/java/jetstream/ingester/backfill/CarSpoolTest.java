@@ -75,24 +75,29 @@ class CarSpoolTest {
     @Test
     void heapWhileTheBudgetAllowsOtherwiseAFile(@TempDir Path dir) throws Exception {
         Counter spooled = new SimpleMeterRegistry().counter("spooled");
-        CarSpool spool = new CarSpool(new jetstream.ingester.writer.ByteBudget(100_000), 50_000, dir.resolve("spool"), spooled);
+        CarSpool spool = new CarSpool(new jetstream.ingester.writer.ByteBudget(250_000), 50_000, dir.resolve("spool"), spooled);
         byte[] small = bytes(30_000);
         Object a = spool.read(new ByteArrayInputStream(small), small.length, 1 << 20);
         assertArrayEquals(small, (byte[]) a);
-        assertEquals(30_000, spool.inflightBytes(), "a CAR in heap holds its bytes");
+        assertEquals(75_000, spool.inflightBytes(), "a CAR in heap holds what parsing it takes, 2.5 times its bytes");
         // unknown length, over the threshold: spooled whatever the budget
         byte[] big = bytes(200_000);
         Path f = assertInstanceOf(Path.class, spool.read(unsized(big), -1, 1 << 20));
         assertArrayEquals(big, Files.readAllBytes(f));
-        assertEquals(30_000, spool.inflightBytes(), "a spooled CAR holds no budget");
-        // under the threshold but the budget cannot take it: spooled
-        Object c = spool.read(new ByteArrayInputStream(bytes(45_000)), 45_000, 1 << 20);
+        assertEquals(75_000, spool.inflightBytes(), "a spooled CAR holds no budget");
+        // under the threshold but the budget cannot take its parse: spooled
+        Object c = spool.read(new ByteArrayInputStream(bytes(45_001)), 45_001, 1 << 20);
         Object d = spool.read(unsized(bytes(45_000)), -1, 1 << 20);
         assertInstanceOf(byte[].class, c);
         assertInstanceOf(Path.class, d);
-        assertEquals(75_000, spool.inflightBytes());
-        spool.release(30_000);
-        spool.release(45_000);
+        assertEquals(75_000 + CarSpool.heapCost(45_001), spool.inflightBytes());
+        Object e = spool.read(unsized(bytes(10_001)), -1, 1 << 20);
+        assertInstanceOf(byte[].class, e);
+        assertEquals(75_000 + CarSpool.heapCost(45_001) + CarSpool.heapCost(10_001), spool.inflightBytes(),
+                "a body of unknown length read in pieces holds its cost exactly");
+        spool.release(CarSpool.heapCost(30_000));
+        spool.release(CarSpool.heapCost(45_001));
+        spool.release(CarSpool.heapCost(10_001));
         assertEquals(0, spool.inflightBytes());
         assertEquals(2, spooled.count());
         // beyond the CAR cap: refused, nothing left behind

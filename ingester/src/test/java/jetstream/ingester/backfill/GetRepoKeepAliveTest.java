@@ -57,7 +57,7 @@ class GetRepoKeepAliveTest {
                 SyncCalls.Answer a = calls.getRepo(base, "did:plc:keepalive" + i);
                 assertEquals(SyncCalls.Outcome.OK, a.outcome(), a.error());
                 assertArrayEquals(car, a.body());
-                spool.release(a.body().length);
+                spool.release(CarSpool.heapCost(a.body().length));
             }
             assertEquals(0, budget.held());
             assertEquals(1, clientPorts.size(), "connections opened for 20 sequential getRepo calls: " + clientPorts);
