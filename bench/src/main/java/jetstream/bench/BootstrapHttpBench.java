@@ -34,11 +34,12 @@ import jetstream.testing.ResultLine;
  * {@link BackfillEngine} (listHosts, listRepos crawl, getRepo over HTTP with the in-flight budget,
  * CAR → rows, per-repo status rows, host cursors) and the archive {@link SteadyWriter} (blocks,
  * zstd, fsync, synced RocksDB batches), against {@link CarHosts}: prebuilt CARs of the simulator's
- * {@code network} profile (mean 30 records a repo) served from memory by a child process, so this
- * process's CPU time is the ingester's alone. The CARs are fetched from the simulator once and kept
- * in {@code <tmp>/bootstrap-http-cars-<repos>} for later runs. Each round is a fresh data directory;
- * round 0 is the JIT's warm-up. Prints wall rate, process CPU per record (GC and JIT included), and
- * the CPU of the engine's, the writer's and the HTTP client's threads. Floor, after each round: the same
+ * {@code network} profile (mean 30 records a repo) served from disk by a child process, so this
+ * process's CPU time is the ingester's alone (the child's, on the same cores, is printed per round). The
+ * CARs are fetched from the simulator once and kept in {@code <tmp>/bootstrap-http-cars-<repos>} for later
+ * runs (a million: ~17 min, 13 GB). Each round is a fresh data directory; round 0 starts from a cold JVM.
+ * Prints wall rate, process CPU per record (GC and JIT included), the CPU of the engine's threads and the
+ * records/s over every measured round; run it with {@code -Xmx1g} for the ingester's heap. Floor, after each round: the same
  * CARs read from disk through {@link BootstrapBench}'s in-process path (CAR → rows → the same writer, no
  * crawl, no HTTP). {@code RESULT bootstrap_http_cpu_us_per_record} and {@code bootstrap_http_records_per_s}
  * give the median measured round (by CPU per record) against its floor.
@@ -63,13 +64,13 @@ public final class BootstrapHttpBench {
             generate(cars, repos);
         }
         long carBytes = 0;
-        List<Path> carFiles;
+        int carCount = 0;
+        // counted, not kept: a million paths are ~185 MB of the measured JVM's heap (the floor lists them for itself)
         try (Stream<Path> s = Files.list(cars)) {
-            carFiles = s.filter(p -> p.toString().endsWith(".car")).toList();
-        }
-        int carCount = carFiles.size();
-        for (Path p : carFiles) {
-            carBytes += Files.size(p);
+            for (Path p : (Iterable<Path>) s.filter(BootstrapHttpBench::isCar)::iterator) {
+                carCount++;
+                carBytes += Files.size(p);
+            }
         }
         String cp = System.getProperty("java.class.path");
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -108,8 +109,11 @@ public final class BootstrapHttpBench {
                     double[] http = round(label, relay, route, data);
                     System.out.printf("%-8s the CAR server's CPU on the same cores: %.2f us/record%n", label,
                             (cpuNanos(server) - serverCpu0) / 1e3 / http[2]);
-                    BootstrapBench.Result floor = BootstrapBench.pipeline(carFiles, Runtime.getRuntime().availableProcessors(),
-                            floorData);
+                    BootstrapBench.Result floor;
+                    try (Stream<Path> s = Files.list(cars)) {
+                        floor = BootstrapBench.pipeline(s.filter(BootstrapHttpBench::isCar).toList(),
+                                Runtime.getRuntime().availableProcessors(), floorData);
+                    }
                     System.out.printf("%-8s floor, the same CARs from disk through the in-process path: %,.0f records/s, "
                             + "process CPU %.2f us/record%n", label, floor.perSecond(), floor.cpuMicrosPerRecord());
                     if (r > 0) {
@@ -132,6 +136,10 @@ public final class BootstrapHttpBench {
             server.getOutputStream().close();
             server.destroy();
         }
+    }
+
+    private static boolean isCar(Path p) {
+        return p.toString().endsWith(".car");
     }
 
     private static long cpuNanos(Process p) {

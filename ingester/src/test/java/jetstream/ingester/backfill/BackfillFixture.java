@@ -189,10 +189,27 @@ public final class BackfillFixture {
         }
     }
 
-    /** An HttpClient that records every request URI before delegating (proves which hosts were dialled). */
+    /**
+     * An HttpClient that records every request URI before delegating (proves which hosts were dialled) and
+     * shows each request to a hook first (a test's fault: the hook may throw).
+     */
     static final class Recording extends HttpClient {
         final HttpClient d = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         final ConcurrentLinkedQueue<URI> requests = new ConcurrentLinkedQueue<>();
+        private final java.util.function.Consumer<HttpRequest> hook;
+
+        Recording() {
+            this(r -> { });
+        }
+
+        Recording(java.util.function.Consumer<HttpRequest> hook) {
+            this.hook = hook;
+        }
+
+        private void seen(HttpRequest req) {
+            hook.accept(req);
+            requests.add(req.uri());
+        }
 
         /** Every request went to one of {@code ports} on 127.0.0.1. */
         void assertOnlyDialled(Set<Integer> ports) {
@@ -250,20 +267,20 @@ public final class BackfillFixture {
         @Override
         public <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> h)
                 throws IOException, InterruptedException {
-            requests.add(req.uri());
+            seen(req);
             return d.send(req, h);
         }
 
         @Override
         public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest req, HttpResponse.BodyHandler<T> h) {
-            requests.add(req.uri());
+            seen(req);
             return d.sendAsync(req, h);
         }
 
         @Override
         public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest req, HttpResponse.BodyHandler<T> h,
                                                                 HttpResponse.PushPromiseHandler<T> p) {
-            requests.add(req.uri());
+            seen(req);
             return d.sendAsync(req, h, p);
         }
     }

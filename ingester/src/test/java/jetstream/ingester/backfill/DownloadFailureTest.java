@@ -4,21 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.Authenticator;
-import java.net.CookieHandler;
-import java.net.ProxySelector;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.SteadyWriter;
@@ -39,66 +27,55 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("component")
 class DownloadFailureTest {
 
+    private static final int ACCOUNTS = 60;
+
     @Test
     @Timeout(120)
     void aDownloadThatThrowsFailsItsRepoAndTheRunCompletes(@TempDir Path dir) throws Exception {
-        SimConfig cfg = config();
-        try (Simulator sim = Simulator.start(cfg); MetaStore store = MetaStore.open(dir.resolve("data"))) {
-            String victim = sim.truth().dids().get(7);
-            IngestMetrics metrics = BackfillFixture.metrics();
-            try (SteadyWriter writer = BackfillFixture.openWriter(dir.resolve("data"), store, metrics);
-                 BackfillEngine engine = new BackfillEngine(BackfillFixture.settings(sim.url()),
-                         new Throwing(victim, () -> new IllegalStateException("injected defect")), store, writer, metrics,
-                         BackfillFixture.route(sim))) {
-                engine.run(BackfillEngine.Mode.FULL);
-                writer.flushDurable(java.util.Map.of());
-                assertEquals(cfg.accounts, engine.progress().reposDone(), "every repo terminal");
-            }
+        withEngine(dir, () -> new IllegalStateException("injected defect"), (engine, writer, store, victim) -> {
+            engine.run(BackfillEngine.Mode.FULL);
+            writer.flushDurable(java.util.Map.of());
+            assertEquals(ACCOUNTS, engine.progress().reposDone(), "every repo terminal");
             RepoStatus row = RepoStatus.parse(victim, store.get(RepoStatus.key(victim)));
             assertEquals(RepoStatus.Status.FAILED, row.status());
             assertTrue(row.lastError().contains("internal_error") && row.lastError().contains("injected defect"),
                     row.lastError());
-        }
+        });
     }
 
     @Test
     @Timeout(120)
     void aDownloadKilledByAnErrorEndsTheRunLoudly(@TempDir Path dir) throws Exception {
-        SimConfig cfg = config();
+        withEngine(dir, () -> new OutOfMemoryError("injected"), (engine, writer, store, victim) -> {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> engine.run(BackfillEngine.Mode.FULL));
+            assertTrue(e.getMessage().contains("a backfill download failed") && e.getCause() instanceof OutOfMemoryError,
+                    e.toString());
+        });
+    }
+
+    private interface Body {
+        void run(BackfillEngine engine, SteadyWriter writer, MetaStore store, String victim) throws Exception;
+    }
+
+    /** An engine over a small simulated network whose client throws {@code failure} at one repo's getRepo. */
+    private static void withEngine(Path dir, Supplier<? extends Throwable> failure, Body body) throws Exception {
+        SimConfig cfg = SimConfig.small();
+        cfg.seed = 11;
+        cfg.accounts = ACCOUNTS;
         try (Simulator sim = Simulator.start(cfg); MetaStore store = MetaStore.open(dir.resolve("data"))) {
             String victim = sim.truth().dids().get(7);
             IngestMetrics metrics = BackfillFixture.metrics();
             try (SteadyWriter writer = BackfillFixture.openWriter(dir.resolve("data"), store, metrics);
-                 BackfillEngine engine = new BackfillEngine(BackfillFixture.settings(sim.url()),
-                         new Throwing(victim, () -> new OutOfMemoryError("injected")), store, writer, metrics,
-                         BackfillFixture.route(sim))) {
-                IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> engine.run(BackfillEngine.Mode.FULL));
-                assertTrue(e.getMessage().contains("a backfill download failed") && e.getCause() instanceof OutOfMemoryError,
-                        e.toString());
+                 BackfillEngine engine = new BackfillEngine(BackfillFixture.settings(sim.url()), throwing(victim, failure),
+                         store, writer, metrics, BackfillFixture.route(sim))) {
+                body.run(engine, writer, store, victim);
             }
         }
     }
 
-    private static SimConfig config() {
-        SimConfig cfg = SimConfig.small();
-        cfg.seed = 11;
-        cfg.accounts = 60;
-        return cfg;
-    }
-
-    /** The fixture's client, except that the getRepo of one DID throws what {@code failure} makes. */
-    private static final class Throwing extends HttpClient {
-        private final HttpClient d = BackfillFixture.client();
-        private final String did;
-        private final Supplier<? extends Throwable> failure;
-
-        Throwing(String did, Supplier<? extends Throwable> failure) {
-            this.did = did;
-            this.failure = failure;
-        }
-
-        private void check(HttpRequest r) {
+    /** The fixture's client, except that the getRepo of {@code did} throws what {@code failure} makes. */
+    private static HttpClient throwing(String did, Supplier<? extends Throwable> failure) {
+        return new BackfillFixture.Recording(r -> {
             String u = r.uri().toString();
             if (u.contains("com.atproto.sync.getRepo") && (u.contains(did) || u.contains(did.replace(":", "%3A")))) {
                 Throwable t = failure.get();
@@ -107,70 +84,6 @@ class DownloadFailureTest {
                 }
                 throw (RuntimeException) t;
             }
-        }
-
-        @Override
-        public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h) throws IOException, InterruptedException {
-            check(r);
-            return d.send(r, h);
-        }
-
-        @Override
-        public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest r, HttpResponse.BodyHandler<T> h) {
-            check(r);
-            return d.sendAsync(r, h);
-        }
-
-        @Override
-        public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest r, HttpResponse.BodyHandler<T> h,
-                                                                HttpResponse.PushPromiseHandler<T> p) {
-            check(r);
-            return d.sendAsync(r, h, p);
-        }
-
-        @Override
-        public Optional<CookieHandler> cookieHandler() {
-            return d.cookieHandler();
-        }
-
-        @Override
-        public Optional<Duration> connectTimeout() {
-            return d.connectTimeout();
-        }
-
-        @Override
-        public Redirect followRedirects() {
-            return d.followRedirects();
-        }
-
-        @Override
-        public Optional<ProxySelector> proxy() {
-            return d.proxy();
-        }
-
-        @Override
-        public SSLContext sslContext() {
-            return d.sslContext();
-        }
-
-        @Override
-        public SSLParameters sslParameters() {
-            return d.sslParameters();
-        }
-
-        @Override
-        public Optional<Authenticator> authenticator() {
-            return d.authenticator();
-        }
-
-        @Override
-        public Version version() {
-            return d.version();
-        }
-
-        @Override
-        public Optional<Executor> executor() {
-            return d.executor();
-        }
+        });
     }
 }

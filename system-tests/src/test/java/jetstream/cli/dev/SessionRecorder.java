@@ -69,7 +69,12 @@ final class SessionRecorder implements AutoCloseable {
 
         @Override
         public void onError(WebSocket w, Throwable error) {
-            ended = "error: " + error;
+            // the JDK client reports a protocol violation as a bare ProtocolException: its cause says which
+            StringBuilder why = new StringBuilder("error: " + error);
+            for (Throwable c = error.getCause(); c != null; c = c.getCause()) {
+                why.append(" <- ").append(c);
+            }
+            ended = why.toString();
         }
     }
 
