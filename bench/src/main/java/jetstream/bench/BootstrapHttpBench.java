@@ -48,7 +48,8 @@ import jetstream.testing.ResultLine;
  * profile with {@code JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile}
  * (not passed to the child). The root log level is INFO, as Quarkus sets it for the packaged ingester;
  * {@code -Djetstream.bench.logAll=true} keeps ALL, the JBoss log manager's level when nothing configures
- * it (a plain JVM such as the scale campaign's child). The HTTP client reads the level when its classes
+ * it (a plain JVM such as the scale campaign's child). {@code -Djetstream.bench.inflight=<bytes>} sets
+ * {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES} (default 512 MiB; the engine still caps it at a quarter of the heap). The HTTP client reads the level when its classes
  * initialise, so one run keeps one level.
  */
 public final class BootstrapHttpBench {
@@ -153,7 +154,8 @@ public final class BootstrapHttpBench {
                 .globalDownloads(32).hostWorkersMax(8).maxActiveHosts(64).maxHosts(50_000).batchSize(1000)
                 .retryInterval(Duration.ofHours(4)).retryWorkers(16).retryHostWorkers(4).retryMaxDelay(Duration.ofHours(168))
                 .checkpointInterval(Duration.ofSeconds(30)).hostRetryDelay(Duration.ofSeconds(5))
-                .progressInterval(Duration.ofSeconds(10)).build();
+                .progressInterval(Duration.ofSeconds(10))
+                .maxInflightBytes(Long.getLong("jetstream.bench.inflight", BackfillSettings.DEFAULT_MAX_INFLIGHT_BYTES)).build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IngestMetrics metrics = new IngestMetrics(registry);
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10))

@@ -73,7 +73,7 @@ public final class SettingCatalog {
             declare("JETSTREAM_BACKFILL_MAX_HOSTS", Type.INT, "50000", EnumSet.of(Service.INGESTER),
                     "roster cap from listHosts (`jetstream_backfill_roster_cap_hits_total`)"),
             declare("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES", Type.LONG, "536870912", EnumSet.of(Service.INGESTER),
-                    "heap the CARs of every download of the ingester take at once, a CAR parsed in heap counting 2.5 times its size; past it a CAR is spooled"),
+                    "heap the CARs of every download of the ingester take at once, a CAR parsed in heap counting 2.5 times its size, at most a quarter of the heap; past it a CAR is spooled"),
             declare("JETSTREAM_BACKFILL_REPOS", Type.STRING, null, EnumSet.of(Service.INGESTER),
                     "debug: comma-separated DIDs to backfill instead of listing hosts (from the upstream PDS in direct-PDS mode, else through the upstream's own getRepo)"),
             declare("JETSTREAM_BACKFILL_SPOOL_THRESHOLD_BYTES", Type.LONG, "67108864", EnumSet.of(Service.INGESTER),

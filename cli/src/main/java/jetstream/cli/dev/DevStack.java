@@ -143,8 +143,8 @@ public final class DevStack implements AutoCloseable {
 
     List<String> command(String name) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        // a network-scale bootstrap holds up to JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES (512 MiB) of CARs in the
-        // ingester's heap (384m ran out of memory under --profile load); an OOM exits, so dev up reports it
+        // a network-scale bootstrap holds up to JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES (512 MiB, at most a quarter of the
+        // heap) of parsed CARs in the ingester's heap (384m ran out of memory under --profile load); an OOM exits, so dev up reports it
         // and the load profile's simulator (replay buffer of 100,000 frames, 2,000 live writers) outgrew 768m in 12 min
         String heap = name.equals("simulator") ? (networkScale() ? "2g" : "768m")
                 : name.equals("ingester") && networkScale() ? "1g" : "384m";

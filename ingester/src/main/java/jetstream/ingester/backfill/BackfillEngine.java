@@ -76,6 +76,11 @@ public final class BackfillEngine implements AutoCloseable {
         this(s, http, store, writer, metrics, pdsRoute, RepoTransport.budget(s));
     }
 
+    /** The in-flight CAR budget of one ingester, to share between its engine, retrier and exhausted-host re-lister. */
+    public static ByteBudget carBudget(BackfillSettings s) {
+        return RepoTransport.budget(s);
+    }
+
     /** An engine whose CAR bodies count against {@code carBudget}, shared with the ingester's other downloaders. */
     public BackfillEngine(BackfillSettings s, java.net.http.HttpClient http, MetaStore store, SteadyWriter writer,
                           IngestMetrics metrics, UnaryOperator<String> pdsRoute, ByteBudget carBudget) {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import jetstream.ingester.IngestMetrics;
 import jetstream.ingester.store.MetaStore;
 import jetstream.ingester.writer.ByteBudget;
+import org.jboss.logging.Logger;
 
 /**
  * The getRepo path one backfill user (the engine, the failed-repo retrier, the exhausted-host
@@ -14,6 +15,7 @@ import jetstream.ingester.writer.ByteBudget;
  * share ({@link #budget}).
  */
 final class RepoTransport {
+    private static final Logger LOG = Logger.getLogger(RepoTransport.class);
     final SyncCalls xrpc;
     final CarSpool spool;
     final RepoFetcher fetcher;
@@ -29,11 +31,18 @@ final class RepoTransport {
     }
 
     /**
-     * The in-flight CAR budget ({@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}) for one ingester:
-     * create it once and hand it to every user, so together they never hold more.
+     * The in-flight CAR budget ({@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}, at most a quarter of this JVM's heap,
+     * {@link BackfillSettings#inflightBytesFor}) for one ingester: create it once and hand it to every user, so
+     * together they never hold more.
      */
     static ByteBudget budget(BackfillSettings s) {
-        return new ByteBudget(s.maxInflightBytes());
+        long heap = Runtime.getRuntime().maxMemory();
+        long bytes = s.inflightBytesFor(heap);
+        if (bytes < s.maxInflightBytes()) {
+            LOG.infof("JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES=%d is over a quarter of the %d MiB heap: %d bytes are used",
+                    s.maxInflightBytes(), heap >> 20, bytes);
+        }
+        return new ByteBudget(bytes);
     }
 
     /** {@code <data>/backfill-spool/<user>}: the data directory is the metadata store's parent. */

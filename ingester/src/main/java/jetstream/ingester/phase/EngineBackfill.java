@@ -38,7 +38,7 @@ public final class EngineBackfill implements Backfill {
         this.archive = archive;
         this.metrics = metrics;
         this.pdsRoute = pdsRoute;
-        this.carBudget = new ByteBudget(settings.maxInflightBytes());
+        this.carBudget = BackfillEngine.carBudget(settings);
         this.engine = new BackfillEngine(settings, http, store, archive, metrics, pdsRoute, carBudget);
     }
 

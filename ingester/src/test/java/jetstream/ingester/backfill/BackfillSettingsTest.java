@@ -79,6 +79,15 @@ class BackfillSettingsTest {
         assertEquals(5000, BackfillSettings.builder(URL).batchSize(0).build().batchSize(), "0 means the default");
     }
 
+    @Test
+    void theInflightBudgetTakesAtMostAQuarterOfTheHeap() {
+        BackfillSettings d = BackfillSettings.builder("https://relay.example").build();
+        assertEquals(512L << 20, d.maxInflightBytes());
+        assertEquals(256L << 20, d.inflightBytesFor(1L << 30), "-Xmx1g");
+        assertEquals(512L << 20, d.inflightBytesFor(4L << 30), "the chart's 4 GiB heap keeps the setting");
+        assertEquals(64L << 20, d.withCarBudget(64L << 20, 1L << 20).inflightBytesFor(1L << 30), "a smaller setting is kept");
+    }
+
     private static void assertMessage(String part, BackfillSettings.Builder b) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
         assertTrue(e.getMessage().contains(part), e.getMessage());
