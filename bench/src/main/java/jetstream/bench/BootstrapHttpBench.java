@@ -48,9 +48,9 @@ import jetstream.testing.ResultLine;
  * profile with {@code JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile}
  * (not passed to the child). The root log level is INFO, as Quarkus sets it for the packaged ingester;
  * {@code -Djetstream.bench.logAll=true} keeps ALL, the JBoss log manager's level when nothing configures
- * it (a plain JVM such as the scale campaign's child). {@code -Djetstream.bench.inflight=<bytes>} sets
- * {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES} (default 512 MiB; the engine still caps it at a quarter of the heap). The HTTP client reads the level when its classes
- * initialise, so one run keeps one level.
+ * it (a plain JVM such as the scale campaign's child). The HTTP client reads the level when its classes
+ * initialise, so one run keeps one level. {@code -Djetstream.bench.inflight=<bytes>} sets
+ * {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES} (default 512 MiB; the engine still caps it at a quarter of the heap).
  */
 public final class BootstrapHttpBench {
     private BootstrapHttpBench() {}
