@@ -164,7 +164,7 @@ public record BackfillSettings(String upstreamUrl, UpstreamMode upstreamMode, bo
     }
 
     /** The largest share of the heap the in-flight CAR budget may take: the writer queue and the readable log need the rest. */
-    public static final int HEAP_SHARE_DIVISOR = 4;
+    private static final int HEAP_SHARE_DIVISOR = 4;
 
     /**
      * The in-flight budget a JVM of {@code maxHeapBytes} gets: {@code JETSTREAM_BACKFILL_MAX_INFLIGHT_BYTES}, at most a

@@ -124,26 +124,22 @@ public final class RepoFetcher {
         }
     }
 
-    /** A CAR read into heap: its rows keep its heap cost held; any other result frees it now. */
+    /**
+     * A CAR read into heap: its rows keep its heap cost held; any other result, or a defect thrown while
+     * converting it, frees it now.
+     */
     private Result held(String did, byte[] car, boolean replacement, PublicKey key) {
-        Result r;
+        long cost = CarSpool.heapCost(car.length);
+        Result r = null;
         try {
             r = convert(did, car, replacement, key);
-        } catch (RuntimeException | Error e) {
-            if (spool != null) {
-                spool.release(CarSpool.heapCost(car.length)); // a defect met in this CAR: its download fails, its hold ends
+        } finally {
+            if (spool != null && !(r instanceof Rows)) {
+                spool.release(cost);
             }
-            throw e;
         }
-        if (spool == null) {
-            return r;
-        }
-        if (r instanceof Rows rows) {
-            return new Rows(rows.rows(), rows.rev(), rows.data(), rows.records(), rows.carBytes(),
-                    CarSpool.heapCost(car.length));
-        }
-        spool.release(CarSpool.heapCost(car.length));
-        return r;
+        return spool != null && r instanceof Rows rows
+                ? new Rows(rows.rows(), rows.rev(), rows.data(), rows.records(), rows.carBytes(), cost) : r;
     }
 
     /**
