@@ -45,7 +45,8 @@ import jetstream.testing.ResultLine;
  * and whether every live subscriber kept receiving (events in the last second of the flood), and the live
  * subscribers' delivery latency ({@link LiveLatency}), measured in this JVM, which shares the 2 cores with the
  * flood's generator, and the gateway's own share of it ({@code jetstream_subscribe_live_lag_seconds}: witness to
- * socket, {@code RESULT upgrade_flood_gateway_lag_p99_ms}). Floors: the flood's
+ * socket, {@code RESULT upgrade_flood_gateway_lag_p99_ms}), and how late its event loops ran a task due every 20 ms
+ * ({@code jetstream_gateway_event_loop_delay_seconds}, {@code RESULT upgrade_flood_event_loop_delay_p99_ms}). Floors: the flood's
  * duration against the generator's own CPU time for it ({@link RawUpgrades} only; the Vert.x flood has none), the
  * readiness max and p99, the heap peak and the live latency p99 against the same gateway in the 2 s before the
  * flood, its live subscribers connected ({@code RESULT upgrade_flood_s}, {@code _ready_max_ms}, {@code _ready_p99_ms},
@@ -59,6 +60,8 @@ import jetstream.testing.ResultLine;
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
  * {@code jvm} (JDK_JAVA_OPTIONS for the gateway, e.g. {@code jvm=-XX:+UseZGC}),
+ * {@code warmup} (upgrades of a first, unmeasured flood, its accepted ones then closed: the measured flood then meets a
+ * gateway that met one before, its flood paths compiled; default 0, a gateway meeting its first flood),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
  * data dir and gateway.log), {@code jfr} (a file: record the gateway with JFR's profile settings), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
  * from one thread over non-blocking sockets; false: a Vert.x WebSocket client per upgrade, as before, which
@@ -147,6 +150,7 @@ public final class UpgradeFloodBench {
                 second.record(b);
             });
         }
+        warmUp(intOpt("warmup", 0), dids, inflight);
         // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
         // latency's floor is the same subscribers' over the last second of those)
         List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
@@ -158,8 +162,10 @@ public final class UpgradeFloodBench {
         Thread.sleep(1000);
         latency.reset();
         java.util.TreeMap<Double, Double> lagQuiet = gateway.histogram(LAG);
+        java.util.TreeMap<Double, Double> loopQuiet = gateway.histogram(LOOP_DELAY);
         Thread.sleep(1000);
         java.util.TreeMap<Double, Double> lagStart = gateway.histogram(LAG);
+        java.util.TreeMap<Double, Double> loopStart = gateway.histogram(LOOP_DELAY);
         long quietP99 = latency.percentile(0.99);
         long quietCount = latency.count();
         latency.reset();
@@ -242,6 +248,7 @@ public final class UpgradeFloodBench {
         long floodMax = latency.percentile(1);
         long floodCount = latency.count();
         java.util.TreeMap<Double, Double> lagEnd = gateway.histogram(LAG);
+        java.util.TreeMap<Double, Double> loopEnd = gateway.histogram(LOOP_DELAY);
         probing = false;
         prober.join();
         // hold=N: keep everything open N seconds more, e.g. for jcmd GC.class_histogram on the gateway.
@@ -277,6 +284,11 @@ public final class UpgradeFloodBench {
                 + "before the flood: %,d batches p99<=%.0f ms%n", LAG, GatewayProcess.counted(lagStart, lagEnd),
                 GatewayProcess.quantileMillis(lagStart, lagEnd, 0.5), gwP99, GatewayProcess.counted(lagQuiet, lagStart),
                 gwQuietP99);
+        double loopP99 = GatewayProcess.quantileMillis(loopStart, loopEnd, 0.99);
+        double loopQuietP99 = GatewayProcess.quantileMillis(loopQuiet, loopStart, 0.99);
+        System.out.printf("event-loop delay (%s) during the flood: %,d probes p50<=%.0f ms p99<=%.0f ms; before the flood: "
+                + "p99<=%.0f ms%n", LOOP_DELAY, GatewayProcess.counted(loopStart, loopEnd),
+                GatewayProcess.quantileMillis(loopStart, loopEnd, 0.5), loopP99, loopQuietP99);
         System.out.printf("load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
         if (raw != null) {
@@ -289,6 +301,7 @@ public final class UpgradeFloodBench {
         ResultLine.print("upgrade_flood_heap_peak_mib", heapPeak.get() / 1048576.0, quietHeapMib);
         ResultLine.print("upgrade_flood_live_p99_ms", floodP99, quietP99);
         ResultLine.print("upgrade_flood_gateway_lag_p99_ms", gwP99, gwQuietP99);
+        ResultLine.print("upgrade_flood_event_loop_delay_p99_ms", loopP99, loopQuietP99);
         ResultLine.printNoFloor("upgrade_flood_live_starved_subscribers", starved);
         if (raw != null) {
             raw.closeHeld();
@@ -301,6 +314,25 @@ public final class UpgradeFloodBench {
     }
 
     private static final String LAG = "jetstream_subscribe_live_lag_seconds";
+    private static final String LOOP_DELAY = "jetstream_gateway_event_loop_delay_seconds";
+
+    /**
+     * {@code warmup=N}: a first flood of {@code N} upgrades from one address, its accepted upgrades then closed, so the
+     * measured flood meets a gateway (and a generator) whose flood paths the JIT has compiled, as a gateway that has
+     * met one flood before would be; without it the measured flood also pays their compilation on the same 2 cores.
+     */
+    private void warmUp(int upgrades, int dids, int inflight) throws Exception {
+        if (upgrades <= 0) {
+            return;
+        }
+        RawUpgrades warm = new RawUpgrades(new java.net.InetSocketAddress("127.0.0.1", port), null, "/subscribe", dids);
+        long t0 = System.nanoTime();
+        warm.run(upgrades, inflight);
+        warm.closeHeld();
+        System.out.printf("warm-up flood: %d upgrades in %.1f s, outcomes=%s%n", upgrades, (System.nanoTime() - t0) / 1e9,
+                new java.util.TreeMap<>(warm.outcomes));
+        Thread.sleep(3000); // the closed subscriptions' state given back before the quiet window
+    }
 
     private volatile boolean probing = true;
 

@@ -91,6 +91,7 @@ public class Gateway {
     private final Map<String, Prepared> prepared = new ConcurrentHashMap<>();
     private final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
     private long sweeper = -1;
+    private EventLoopDelay loopDelay;
     private static final long CATALOG_CHECK_NANOS = 5_000_000_000L;
     private final java.util.concurrent.atomic.AtomicBoolean catalogCheck = new java.util.concurrent.atomic.AtomicBoolean();
     private long lastCatalogCheck;
@@ -183,6 +184,7 @@ public class Gateway {
                 .queuedByteCap(config.subscribeQueuedBytesCap()).maxEventsPerSecond(config.subscribeMaxEventsPerSecond())
                 .build();
         sweeper = vertx.setPeriodic(1000, id -> sweep());
+        loopDelay = new EventLoopDelay(vertx.nettyEventLoopGroup(), registry);
     }
 
     /** The UNIX socket {@code <data-dir>/run/feed.sock}, or the ingester's TCP feed when {@code JETSTREAM_FEED_ADDR} is set. */
@@ -305,6 +307,9 @@ public class Gateway {
     void destroy() {
         if (sweeper >= 0) {
             vertx.cancelTimer(sweeper);
+        }
+        if (loopDelay != null) {
+            loopDelay.close();
         }
         if (feed != null) {
             feed.close();

@@ -94,6 +94,17 @@ class PreUpgradeErrorsTest {
         }
     }
 
+    /** Every event loop of the running gateway is probed (docs/metrics.md, {@link EventLoopDelay}). */
+    @Test
+    void theEventLoopsDelayIsPublished() throws Exception {
+        String metrics = http.send(HttpRequest.newBuilder(management("/q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                "(?m)^jetstream_gateway_event_loop_delay_seconds_count (\\S+)$").matcher(metrics);
+        assertTrue(m.find(), metrics);
+        assertTrue(Double.parseDouble(m.group(1)) > 0, "probes counted: " + m.group(1));
+    }
+
     @Test
     void getZstdDictionaryAnswersOtherMethodsWith405() throws Exception {
         for (String method : new String[] {"HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "BREW"}) {
