@@ -60,7 +60,9 @@ import jetstream.testing.ResultLine;
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
  * {@code jvm} (JDK_JAVA_OPTIONS for the gateway, e.g. {@code jvm=-XX:+UseZGC}),
- * {@code warmup} (upgrades of a first, unmeasured flood, its accepted ones then closed: the measured flood then meets a
+ * {@code warmGenerator} (upgrades the generator first sends to a stand-in server in this JVM, compiling its own code
+ * there rather than on the gateway's cores during the measured flood; default 3000, 0 off), {@code warmup} (upgrades of
+ * a first, unmeasured flood, its accepted ones then closed: the measured flood then meets a
  * gateway that met one before, its flood paths compiled; default 0, a gateway meeting its first flood),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
  * data dir and gateway.log), {@code jfr} (a file: record the gateway with JFR's profile settings), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
@@ -150,6 +152,7 @@ public final class UpgradeFloodBench {
                 second.record(b);
             });
         }
+        warmGenerator(intOpt("warmGenerator", 3000), dids, inflight);
         warmUp(intOpt("warmup", 0), dids, inflight);
         // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
         // latency's floor is the same subscribers' over the last second of those)
@@ -315,6 +318,25 @@ public final class UpgradeFloodBench {
 
     private static final String LAG = "jetstream_subscribe_live_lag_seconds";
     private static final String LOOP_DELAY = "jetstream_gateway_event_loop_delay_seconds";
+
+    /**
+     * {@code warmGenerator=N} (default 3000, 0: off): the generator's own code compiled first, by a flood of {@code N}
+     * upgrades at a {@link Refuser} in this JVM, not at the gateway. The generator stands for remote machines: cold, its
+     * JIT took ~0.25 core of the 2 the gateway shares during the gateway's first flood.
+     */
+    private static void warmGenerator(int upgrades, int dids, int inflight) throws Exception {
+        if (upgrades <= 0) {
+            return;
+        }
+        try (Refuser r = new Refuser()) {
+            RawUpgrades warm = new RawUpgrades(r.address(), null, "/subscribe", dids);
+            long t0 = System.nanoTime();
+            warm.run(upgrades, inflight);
+            System.out.printf("generator warmed: %d upgrades at a stand-in server in %.1f s, outcomes=%s%n", upgrades,
+                    (System.nanoTime() - t0) / 1e9, new java.util.TreeMap<>(warm.outcomes));
+        }
+        Thread.sleep(2000); // its compilations finish before the quiet window
+    }
 
     /**
      * {@code warmup=N}: a first flood of {@code N} upgrades from one address, its accepted upgrades then closed, so the

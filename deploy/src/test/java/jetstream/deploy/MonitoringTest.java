@@ -112,6 +112,7 @@ class MonitoringTest {
         assertTrue(byName.get("JetstreamSlowConsumerDisconnectStorm").contains("jetstream_subscribe_adversarial_drops_total"));
         assertTrue(byName.get("JetstreamGatewayDisconnectStorm").contains("jetstream_subscribe_clean_disconnects_total"));
         assertTrue(byName.get("JetstreamGatewayDisconnectStorm").contains("jetstream_subscribe_disconnects_total["));
+        assertTrue(byName.get("JetstreamGatewayEventLoopsBehind").contains("jetstream_gateway_event_loop_delay_seconds_bucket"));
         assertTrue(byName.get("JetstreamCompactionFailing").contains("jetstream_compaction_passes_total"));
         assertTrue(byName.get("JetstreamImportFailed").contains("jetstream_import_jobs_total{result=\"failed\"}"));
         assertTrue(byName.get("JetstreamBackfillHostsExhausted").contains("jetstream_backfill_exhausted_hosts"));
