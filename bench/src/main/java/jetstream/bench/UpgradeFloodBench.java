@@ -152,8 +152,8 @@ public final class UpgradeFloodBench {
                 second.record(b);
             });
         }
-        warmGenerator(intOpt("warmGenerator", 3000), dids, inflight);
-        warmUp(intOpt("warmup", 0), dids, inflight);
+        FloodWarmUps.generator(intOpt("warmGenerator", 3000), dids, inflight);
+        FloodWarmUps.gateway(new java.net.InetSocketAddress("127.0.0.1", port), intOpt("warmup", 0), dids, inflight);
         // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
         // latency's floor is the same subscribers' over the last second of those)
         List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
@@ -318,43 +318,6 @@ public final class UpgradeFloodBench {
 
     private static final String LAG = "jetstream_subscribe_live_lag_seconds";
     private static final String LOOP_DELAY = "jetstream_gateway_event_loop_delay_seconds";
-
-    /**
-     * {@code warmGenerator=N} (default 3000, 0: off): the generator's own code compiled first, by a flood of {@code N}
-     * upgrades at a {@link Refuser} in this JVM, not at the gateway. The generator stands for remote machines: cold, its
-     * JIT took ~0.25 core of the 2 the gateway shares during the gateway's first flood.
-     */
-    private static void warmGenerator(int upgrades, int dids, int inflight) throws Exception {
-        if (upgrades <= 0) {
-            return;
-        }
-        try (Refuser r = new Refuser()) {
-            RawUpgrades warm = new RawUpgrades(r.address(), null, "/subscribe", dids);
-            long t0 = System.nanoTime();
-            warm.run(upgrades, inflight);
-            System.out.printf("generator warmed: %d upgrades at a stand-in server in %.1f s, outcomes=%s%n", upgrades,
-                    (System.nanoTime() - t0) / 1e9, new java.util.TreeMap<>(warm.outcomes));
-        }
-        Thread.sleep(2000); // its compilations finish before the quiet window
-    }
-
-    /**
-     * {@code warmup=N}: a first flood of {@code N} upgrades from one address, its accepted upgrades then closed, so the
-     * measured flood meets a gateway (and a generator) whose flood paths the JIT has compiled, as a gateway that has
-     * met one flood before would be; without it the measured flood also pays their compilation on the same 2 cores.
-     */
-    private void warmUp(int upgrades, int dids, int inflight) throws Exception {
-        if (upgrades <= 0) {
-            return;
-        }
-        RawUpgrades warm = new RawUpgrades(new java.net.InetSocketAddress("127.0.0.1", port), null, "/subscribe", dids);
-        long t0 = System.nanoTime();
-        warm.run(upgrades, inflight);
-        warm.closeHeld();
-        System.out.printf("warm-up flood: %d upgrades in %.1f s, outcomes=%s%n", upgrades, (System.nanoTime() - t0) / 1e9,
-                new java.util.TreeMap<>(warm.outcomes));
-        Thread.sleep(3000); // the closed subscriptions' state given back before the quiet window
-    }
 
     private volatile boolean probing = true;
 
