@@ -64,7 +64,29 @@ public final class Subscriber {
     private ColdReader coldReader;
     private SubscriptionFilter coldFilter;
     private volatile long next;
-    private final Runnable wake = this::schedule;
+    /** Parked in the ring: woken by the events it shows, checked and kept parked for the others. */
+    private final Ring.Waiter waiter = new Ring.Waiter() {
+        @Override
+        protected void wake() {
+            schedule();
+        }
+
+        @Override
+        protected boolean wants(List<GatewayEvent> events, long from, long to, long generation) {
+            return Subscriber.this.wants(events, from, to, generation);
+        }
+    };
+    /**
+     * Seqs [from, to) the ring's waking thread found this subscription shows none of, with the filter it checked, in
+     * one ring generation; the connection's thread moves {@link #next} past them while both still hold.
+     */
+    private volatile Skip skip;
+
+    private record Skip(long from, long to, SubscriptionFilter filter, long generation) {
+        boolean covers(long seq, SubscriptionFilter current, long ringGeneration) {
+            return from <= seq && seq < to && filter == current && generation == ringGeneration;
+        }
+    }
     /** The per-connection event-rate cap, or null when off. */
     private final TokenBucket eventBudget;
 
@@ -105,7 +127,9 @@ public final class Subscriber {
 
     /** Next seq this subscriber will scan. */
     public long position() {
-        return next;
+        long n = next;
+        Skip k = skip;
+        return k != null && k.covers(n, options.filter(), ring.generation()) ? k.to() : n;
     }
 
     /**
@@ -126,8 +150,12 @@ public final class Subscriber {
         return started;
     }
 
-    /** v1 {@code options_update}: replaces filter and size cap for events read from now on. */
+    /**
+     * v1 {@code options_update}: replaces filter and size cap for events read from now on (events the old filter was
+     * checked against while parked count as read). On the connection's thread.
+     */
     public void update(Options o) {
+        skipChecked();
         options = o;
     }
 
@@ -233,13 +261,14 @@ public final class Subscriber {
         }
         while (!closed && !coldInFlight && sink.writable()) {
             batch.clear();
+            skipChecked();
             int n = ring.read(next, settings.readBatch(), batch);
             if (n < 0) {
                 readCold();
                 return;
             }
             if (n == 0) {
-                if (ring.park(next, wake)) {
+                if (ring.park(next, waiter)) {
                     return;
                 }
                 continue;
@@ -262,6 +291,70 @@ public final class Subscriber {
                 return;
             }
         }
+    }
+
+    /** Moves past the seqs the ring's waking thread found nothing in for the current filter. Connection's thread. */
+    private void skipChecked() {
+        Skip k = skip;
+        if (k != null && k.covers(next, options.filter(), ring.generation())) {
+            next = k.to();
+        }
+    }
+
+    /**
+     * On the ring's waking thread, while parked: whether this subscription shows any of {@code events} in [{@code from},
+     * {@code to}). When it shows none, the range is noted as read ({@link #skip}) and its events counted as
+     * {@link #deliver} would have counted them.
+     */
+    private boolean wants(List<GatewayEvent> events, long from, long to, long generation) {
+        if (closed) {
+            return true;
+        }
+        Options o = options;
+        int sync = 0;
+        int resync = 0;
+        int filtered = 0;
+        for (int i = firstAtOrAbove(events, from); i < events.size(); i++) {
+            GatewayEvent e = events.get(i);
+            if (wire == Wire.V1 && e.text(Wire.V1) == null) {
+                if (e.kind() == 6) {
+                    sync++;
+                } else {
+                    resync++;
+                }
+            } else if (o.filter().matches(e.kind(), e.did(), e.collection())) {
+                return true;
+            } else {
+                filtered++;
+            }
+        }
+        count(metrics.skippedSync, sync);
+        count(metrics.skippedResync, resync);
+        count(metrics.filtered, filtered);
+        Skip k = skip;
+        skip = k != null && k.to() == from && k.filter() == o.filter() && k.generation() == generation
+                ? new Skip(k.from(), to, o.filter(), generation) : new Skip(from, to, o.filter(), generation);
+        return false;
+    }
+
+    private static void count(io.micrometer.core.instrument.Counter c, int n) {
+        if (n > 0) {
+            c.increment(n);
+        }
+    }
+
+    private static int firstAtOrAbove(List<GatewayEvent> events, long seq) {
+        int lo = 0;
+        int hi = events.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (events.get(mid).seq() < seq) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     private void readCold() {

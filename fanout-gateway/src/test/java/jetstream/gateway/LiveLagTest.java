@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Tag;
@@ -18,9 +17,6 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jetstream.filter.SubscriptionFilter;
 import jetstream.filter.V2Params;
-import jetstream.replay.BlockCache;
-import jetstream.replay.SegmentCatalog;
-import jetstream.replay.VacancySet;
 
 /**
  * {@code jetstream_subscribe_live_lag_seconds} (docs/metrics.md): once per batch a subscriber hands to its socket from
@@ -35,11 +31,7 @@ class LiveLagTest {
     private final SubscribeMetrics metrics = new SubscribeMetrics(registry);
 
     private Subscriber subscriber(Ring ring, RecordingSink sink, SubscriptionFilter filter) {
-        ColdReplay cold = new ColdReplay(new SegmentCatalog(dir), new BlockCache(1 << 20), new VacancySet(),
-                Executors.newSingleThreadExecutor());
-        SubscribeSettings settings = SubscribeSettings.builder().readBatch(10).build();
-        return new Subscriber(Wire.V2, false, false, new Subscriber.Options(filter, 0), ring, cold, sink, metrics,
-                settings, System::nanoTime);
+        return TestSubscribers.v2(dir, ring, sink, metrics, filter);
     }
 
     /** Rows {@code first..first+n-1} witnessed {@code agoMillis} before now. */
