@@ -12,8 +12,8 @@ import java.util.Iterator;
 
 /**
  * A stand-in server for warming the flood generator's own code before a measured flood: one thread that answers
- * every request 503 with {@code Retry-After} after its first 16 KiB (or its whole head, when shorter) (as the gateway answers a head over its budget),
- * then reads and drops the rest until the client closes. The generator stands for remote machines; warmed here, its
+ * every request 503 with {@code Retry-After} after its first 16 KiB or its whole head, whichever comes first (as the
+ * gateway answers a head over its budget), then reads and drops the rest until the client closes. The generator stands for remote machines; warmed here, its
  * JIT compilation no longer takes the gateway's cores during the gateway's first flood.
  */
 final class Refuser implements AutoCloseable {

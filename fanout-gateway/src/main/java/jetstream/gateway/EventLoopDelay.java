@@ -34,7 +34,7 @@ final class EventLoopDelay implements AutoCloseable {
         }
     }
 
-    /** Events loops watched. */
+    /** Event loops watched. */
     int loops() {
         return probes.size();
     }
