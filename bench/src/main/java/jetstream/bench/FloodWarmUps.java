@@ -2,7 +2,7 @@ package jetstream.bench;
 
 import java.net.InetSocketAddress;
 
-import jetstream.testing.RawUpgrades;
+import jetstream.wire.RawUpgrades;
 
 /** The unmeasured floods {@link UpgradeFloodBench} may send before its measured one. */
 final class FloodWarmUps {
@@ -31,7 +31,8 @@ final class FloodWarmUps {
      * {@code warmup=N}: a first flood of {@code N} upgrades at the {@code gateway} from one address, its accepted
      * upgrades then closed, so the measured flood meets a gateway whose flood paths the JIT has compiled, as a gateway
      * that has met one flood before would be; without it the measured flood also pays their compilation on the same
-     * 2 cores.
+     * 2 cores. The gateway now runs such a flood itself before it is ready ({@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES},
+     * default 2,000; {@code jvm=-Djetstream.subscribe-warm-up-upgrades=0} measures a cold gateway): this one comes on top.
      */
     static void gateway(InetSocketAddress gateway, int upgrades, int dids, int inflight) throws Exception {
         if (upgrades <= 0) {

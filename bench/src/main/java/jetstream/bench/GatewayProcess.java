@@ -52,8 +52,20 @@ final class GatewayProcess {
         pb.environment().keySet().removeIf(k -> k.startsWith("JETSTREAM_"));
         pb.environment().putAll(env);
         Process p = pb.start();
+        long t0 = System.nanoTime();
         GatewayBench.awaitReady(p, management, data.resolve("gateway.log"));
+        System.out.printf("gateway ready %.1f s after start; its warm-up: %s%n", (System.nanoTime() - t0) / 1e9,
+                warmUp(management));
         return new GatewayProcess(p, port, management);
+    }
+
+    /** What the gateway's readiness check says of its start-up warm-up (GatewayWarmUp). */
+    private static String warmUp(int management) throws IOException, InterruptedException {
+        String body = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + management + "/q/health/ready")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"warmUp\"\\s*:\\s*\"([^\"]*)\"").matcher(body);
+        return m.find() ? m.group(1) : "(not reported)";
     }
 
     /** The heap in use now ({@code jvm_memory_used_bytes{area="heap"}} summed over the pools). */

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import jetstream.feed.FeedCodec;
 import jetstream.ingester.writer.ReadableLog;
-import jetstream.testing.RawUpgrades;
+import jetstream.wire.RawUpgrades;
 import jetstream.testing.ResultLine;
 
 /**
@@ -63,7 +63,8 @@ import jetstream.testing.ResultLine;
  * {@code warmGenerator} (upgrades the generator first sends to a stand-in server in this JVM, compiling its own code
  * there rather than on the gateway's cores during the measured flood; default 3000, 0 off), {@code warmup} (upgrades of
  * a first, unmeasured flood, its accepted ones then closed: the measured flood then meets a
- * gateway that met one before, its flood paths compiled; default 0, a gateway meeting its first flood),
+ * gateway that met one before, its flood paths compiled; default 0: the gateway's first flood after its own start-up
+ * warm-up, {@code GatewayWarmUp}, which {@code jvm=-Djetstream.subscribe-warm-up-upgrades=0} turns off),
  * {@code hold} (seconds to keep everything open after the flood, for inspection), {@code keep=true} (keep the
  * data dir and gateway.log), {@code jfr} (a file: record the gateway with JFR's profile settings), {@code raw} (default true: the flood is {@link RawUpgrades}, raw upgrade requests
  * from one thread over non-blocking sockets; false: a Vert.x WebSocket client per upgrade, as before, which

@@ -180,4 +180,33 @@ public final class FeedFollower implements AutoCloseable {
             c.close();
         }
     }
+
+    /** The UNIX socket {@code <data-dir>/run/feed.sock}, or the ingester's TCP feed when {@code JETSTREAM_FEED_ADDR} is set. */
+    static FeedClient.Options options(GatewayConfig config, Path dataDir) {
+        String addr = config.feedAddr().orElse("");
+        if (addr.isBlank()) {
+            return FeedClient.Options.defaults(dataDir.resolve("run").resolve("feed.sock"));
+        }
+        int colon = addr.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalStateException("JETSTREAM_FEED_ADDR '" + addr + "' is not host:port");
+        }
+        try {
+            byte[] secret = jetstream.feed.FeedAuth.loadSecret(config.feedSecret().orElse(""), config.feedSecretFile().orElse(""));
+            if (secret == null) {
+                throw new IllegalStateException("JETSTREAM_FEED_ADDR needs JETSTREAM_FEED_SECRET or JETSTREAM_FEED_SECRET_FILE");
+            }
+            String ca = config.feedTlsCa().orElse("");
+            javax.net.ssl.SSLContext tls = ca.isBlank() ? null : jetstream.feed.FeedTls.client(Path.of(ca));
+            String host = addr.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            LOG.infof("following the ingester's TCP feed at %s (%s)", addr, tls == null ? "plain" : "TLS");
+            return FeedClient.Options.remote(new FeedClient.Remote(host, Integer.parseInt(addr.substring(colon + 1)),
+                    secret, tls));
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("feed settings: " + e.getMessage(), e);
+        }
+    }
 }

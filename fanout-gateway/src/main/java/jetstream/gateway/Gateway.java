@@ -27,9 +27,7 @@ import jetstream.replay.BlockCache;
 import jetstream.replay.CursorPlan;
 import jetstream.replay.CursorRequest;
 import jetstream.replay.CursorResolver;
-import jetstream.feed.FeedAuth;
 import jetstream.feed.FeedClient;
-import jetstream.feed.FeedTls;
 import jetstream.replay.SegmentCatalog;
 import jetstream.replay.VacancySet;
 import jetstream.segment.ZstdFrames;
@@ -64,6 +62,8 @@ public class Gateway {
     MeterRegistry registry;
     @Inject
     Vertx vertx;
+    @Inject
+    io.quarkus.vertx.http.HttpServer httpServer;
     /** The keep-alive ping interval websockets-next uses (application.properties); pongs are checked against it. */
     @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.websockets-next.server.auto-ping-interval")
     java.util.Optional<java.time.Duration> pingInterval;
@@ -71,6 +71,7 @@ public class Gateway {
     private Ring ring;
     private ColdReplay cold;
     private SubscribeMetrics metrics;
+    private volatile GatewayWarmUp warmUp;
     private SubscribeSettings settings;
     private StateBudget stateBudget;
     private ExecutorService coldPool;
@@ -144,7 +145,8 @@ public class Gateway {
 
     /** Quarkus fires this asynchronously once the public listener is bound. */
     void onHttpStart(@jakarta.enterprise.event.ObservesAsync io.quarkus.vertx.http.HttpServerStart ev) {
-        httpAddress = ev.options().getHost() + ":" + ev.options().getPort();
+        int port = ev.options().getPort();
+        httpAddress = ev.options().getHost() + ":" + (port > 0 ? port : httpServer.getPort()); // > 0: a random port bound
     }
 
     GatewayStatsFile stats() {
@@ -163,7 +165,7 @@ public class Gateway {
         resolver = Executors.newFixedThreadPool(2, daemons("cursor-resolver-"));
         coldTimer = Executors.newSingleThreadScheduledExecutor(daemons("cold-throttle"));
         BlockCache blocks = new BlockCache(config.subscribeBlockCacheBytes());
-        feedOptions = feedOptions(Path.of(config.dataDir()));
+        feedOptions = FeedFollower.options(config, Path.of(config.dataDir()));
         catalogSource = CatalogSource.open(config, blocks, feedOptions.remote());
         jetstream.replay.FeedActiveBlocks remoteActive = catalogSource.catalog().activeBlocks();
         if (remoteActive != null) {
@@ -176,6 +178,7 @@ public class Gateway {
         // reconnects and the sweep's listing rescan it, on the cold pool.
         catalogSource.firstScan();
         metrics = new SubscribeMetrics(registry);
+        warmUp = new GatewayWarmUp(config.subscribeWarmUpUpgrades());
         metrics.coldThrottle(cold.budget());
         stateBudget = new StateBudget(config.subscribeStateBudgetBytes());
         metrics.stateBudget(stateBudget);
@@ -185,35 +188,6 @@ public class Gateway {
                 .build();
         sweeper = vertx.setPeriodic(1000, id -> sweep());
         loopDelay = new EventLoopDelay(vertx.nettyEventLoopGroup(), registry);
-    }
-
-    /** The UNIX socket {@code <data-dir>/run/feed.sock}, or the ingester's TCP feed when {@code JETSTREAM_FEED_ADDR} is set. */
-    private FeedClient.Options feedOptions(Path dataDir) {
-        String addr = config.feedAddr().orElse("");
-        if (addr.isBlank()) {
-            return FeedClient.Options.defaults(dataDir.resolve("run").resolve("feed.sock"));
-        }
-        int colon = addr.lastIndexOf(':');
-        if (colon <= 0) {
-            throw new IllegalStateException("JETSTREAM_FEED_ADDR '" + addr + "' is not host:port");
-        }
-        try {
-            byte[] secret = FeedAuth.loadSecret(config.feedSecret().orElse(""), config.feedSecretFile().orElse(""));
-            if (secret == null) {
-                throw new IllegalStateException("JETSTREAM_FEED_ADDR needs JETSTREAM_FEED_SECRET or JETSTREAM_FEED_SECRET_FILE");
-            }
-            String ca = config.feedTlsCa().orElse("");
-            javax.net.ssl.SSLContext tls = ca.isBlank() ? null : FeedTls.client(Path.of(ca));
-            String host = addr.substring(0, colon);
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            LOG.infof("following the ingester's TCP feed at %s (%s)", addr, tls == null ? "plain" : "TLS");
-            return FeedClient.Options.remote(new FeedClient.Remote(host, Integer.parseInt(addr.substring(colon + 1)),
-                    secret, tls));
-        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
-            throw new IllegalStateException("feed settings: " + e.getMessage(), e);
-        }
     }
 
     /** Starts following the ingester's feed (UNIX socket, or TCP in remote mode). */
@@ -240,6 +214,7 @@ public class Gateway {
     }
 
     private void sweep() {
+        warmUp.startWhen(steady(), httpAddress);
         long now = System.nanoTime();
         if (stats != null) {
             statsAlive = stats.watch(now);
@@ -333,9 +308,22 @@ public class Gateway {
         return cold;
     }
 
+    /** Where the subscribe path counts: the registry's metrics, or the warm-up's scratch ones while it runs. */
     public SubscribeMetrics metrics() {
         init();
-        return metrics;
+        return warmUp.metrics(metrics);
+    }
+
+    GatewayWarmUp warmUp() {
+        init();
+        return warmUp;
+    }
+
+    /** Swaps the warm-up (a test runs one on a started gateway); returns the previous one. */
+    GatewayWarmUp warmUp(GatewayWarmUp w) {
+        GatewayWarmUp was = warmUp();
+        warmUp = w;
+        return was;
     }
 
     /** The byte budget for subscription state (filters, prepared upgrades, connections). */
@@ -371,11 +359,12 @@ public class Gateway {
     }
 
     /**
-     * Readiness: the feed is connected, the ring holds its tip, the stats writer is alive and, in remote
-     * mode, the archive answered the last request (cold replay would fail while it does not).
+     * Readiness: the feed is connected, the ring holds its tip, the stats writer is alive, the warm-up is over
+     * ({@link GatewayWarmUp}) and, in remote mode, the archive answered the last request (cold replay would fail
+     * while it does not).
      */
     public boolean ready() {
-        return feedConnected && ring().started() && statsAlive && archiveReachable();
+        return feedConnected && ring().started() && statsAlive && warmUp().done() && archiveReachable();
     }
 
     /** True without an archive URL; else whether the archive answered the last request. */
@@ -473,12 +462,12 @@ public class Gateway {
 
     public void register(Subscriber s) {
         subscribers.add(s);
-        metrics().subscriberOpened(s.compression());
+        s.metrics().subscriberOpened(s.compression());
     }
 
     public void unregister(Subscriber s) {
         if (subscribers.remove(s)) {
-            metrics().subscriberClosed(s.compression());
+            s.metrics().subscriberClosed(s.compression());
         }
     }
 

@@ -66,6 +66,13 @@ public interface GatewayConfig {
     @WithDefault("402653184")
     long subscribeStateBudgetBytes();
 
+    /**
+     * {@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES}: 10,000-DID upgrades the gateway sends itself before it reports
+     * ready ({@link GatewayWarmUp}, gateway-specific); 0 = off.
+     */
+    @WithDefault("2000")
+    int subscribeWarmUpUpgrades();
+
     /** {@code JETSTREAM_SUBSCRIBE_MAX_SUBSCRIBERS}: open subscriptions on this gateway; 0 = unlimited. */
     @WithDefault("0")
     int subscribeMaxSubscribers();

@@ -10,8 +10,8 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Ready when the feed is connected, the ring holds the writer's tip (cursor replay can resolve), the
- * stats writer is alive (a dead one is restarted by the gateway's sweep) and, in remote mode, the
- * archive answers (checked by the sweep's catalog listing while it does not).
+ * stats writer is alive (a dead one is restarted by the gateway's sweep), the start-up warm-up is over
+ * ({@link GatewayWarmUp}) and, in remote mode, the archive answers (checked by the sweep's catalog listing while it does not).
  *
  * <p>Asynchronous so the probe is answered on the event loop that read it: every input is a volatile
  * read, and a blocking check would queue the answer behind a worker hop while a flood of upgrades
@@ -27,6 +27,7 @@ public class GatewayReadiness implements AsyncHealthCheck {
     public Uni<HealthCheckResponse> call() {
         return Uni.createFrom().item(HealthCheckResponse.named("feed").status(gateway.ready())
                 .withData("tip", gateway.ring().tip()).withData("statsWriter", gateway.statsAlive())
-                .withData("archive", gateway.archiveReachable()).build());
+                .withData("archive", gateway.archiveReachable())
+                .withData("warmUp", gateway.warmUp().outcome()).build());
     }
 }

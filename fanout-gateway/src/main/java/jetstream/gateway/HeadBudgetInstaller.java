@@ -25,7 +25,7 @@ public class HeadBudgetInstaller implements PublicChannelInitializer {
     @Override
     public void accepted(Channel child) {
         if (budget == null) {
-            refused = gateway.metrics().stateRefused::increment;
+            refused = () -> gateway.metrics().stateRefused.increment(); // the warm-up's scratch count while it runs
             budget = gateway.stateBudget();
         }
         // Behind the header deadline, which so sees a head's first byte and starts its clock at once, even while

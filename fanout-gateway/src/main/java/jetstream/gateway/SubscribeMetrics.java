@@ -61,6 +61,9 @@ public final class SubscribeMetrics {
     private final Timer liveLag;
     /** Upgrades and options updates refused because the subscription state budget was spent. */
     final Counter stateRefused;
+    /** Upgrades refused at the per-IP and the global subscriber caps ({@link SubscriberLimits}). */
+    final Counter perIpRefused;
+    final Counter globalRefused;
 
     public SubscribeMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -78,6 +81,8 @@ public final class SubscribeMetrics {
         cleanDisconnects = registry.counter("jetstream.subscribe.clean.disconnects");
         eventRateLimited = registry.counter("jetstream.ratelimit.rejected", "limit", "event_rate");
         stateRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribe_state_bytes");
+        perIpRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribers_per_ip");
+        globalRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribers_global");
         encodeErrors = registry.counter("jetstream.subscribe.encode.errors");
         filtered = registry.counter("jetstream.subscribe.events.filtered");
         oversize = registry.counter("jetstream.subscribe.events.oversize");

@@ -121,6 +121,11 @@ public final class Subscriber {
         });
     }
 
+    /** Where this subscriber counts (the warm-up's scratch metrics for the warm-up's own). */
+    SubscribeMetrics metrics() {
+        return metrics;
+    }
+
     public SubscribeMetrics.Compression compression() {
         return compression;
     }

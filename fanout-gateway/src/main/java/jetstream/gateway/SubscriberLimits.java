@@ -6,8 +6,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.http.HttpServerRequest;
 import jetstream.ratelimit.ClientAddress;
@@ -52,15 +50,10 @@ public class SubscriberLimits {
 
     @Inject
     GatewayConfig config;
-    @Inject
-    MeterRegistry registry;
-
     private volatile ConcurrencyLimiter limiter;
     private volatile ClientAddress clients;
-    private Counter perIpRefused;
-    private Counter globalRefused;
 
-    /** Bad settings stop startup, and the refusal counters exist from the start. */
+    /** Bad settings stop startup. */
     void start(@Observes StartupEvent ev) {
         init();
     }
@@ -77,8 +70,6 @@ public class SubscriberLimits {
         if (config.subscribeMaxPerIp() > 0 || config.subscribeMaxSubscribers() > 0) {
             limiter = new ConcurrencyLimiter(config.subscribeMaxPerIp(), config.subscribeMaxSubscribers());
         }
-        perIpRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribers_per_ip");
-        globalRefused = registry.counter("jetstream.ratelimit.rejected", "limit", "subscribers_global");
         clients = new ClientAddress(config.clientIpHeader(), config.trustedProxies().orElse(""));
     }
 
@@ -90,8 +81,8 @@ public class SubscriberLimits {
         return clients.resolve(peer, header == null ? null : req.getHeader(header));
     }
 
-    /** Takes a subscriber slot for {@code req}'s client, or says why not. */
-    Admission admit(HttpServerRequest req) {
+    /** Takes a subscriber slot for {@code req}'s client, or says why not (a refusal counted in {@code metrics}). */
+    Admission admit(HttpServerRequest req, SubscribeMetrics metrics) {
         init();
         ConcurrencyLimiter l = limiter;
         if (l == null) {
@@ -103,12 +94,12 @@ public class SubscriberLimits {
                 return new Slot(l, ip);
             }
             case PER_KEY -> {
-                perIpRefused.increment();
+                metrics.perIpRefused.increment();
                 return new Refusal("rate limit exceeded: " + ip + " already holds " + config.subscribeMaxPerIp()
                         + " subscriptions");
             }
             default -> {
-                globalRefused.increment();
+                metrics.globalRefused.increment();
                 return new Refusal("rate limit exceeded: this gateway is at its limit of "
                         + config.subscribeMaxSubscribers() + " subscribers; try another or retry later");
             }

@@ -40,6 +40,7 @@ public class UpgradeFilter {
      * 10,000-DID query takes milliseconds to parse and check, and every live subscriber on the loop would wait.
      */
     static final int INLINE_QUERY_CHARS = 8 << 10;
+    static final String WARMING_UP = "service not ready: warming up";
 
     @Inject
     Gateway gateway;
@@ -83,6 +84,12 @@ public class UpgradeFilter {
             text(rc, 503, "service not ready: bootstrap in progress");
             return;
         }
+        if (gateway.warmUp().refuses(req)) {
+            release(head);
+            rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
+            text(rc, 503, WARMING_UP);
+            return;
+        }
         start(rc, req, false, head);
     }
 
@@ -90,6 +97,12 @@ public class UpgradeFilter {
         if (!gateway.steady()) {
             release(head);
             xrpc(rc, 503, "ServiceUnavailable", "service not ready: bootstrap in progress");
+            return;
+        }
+        if (gateway.warmUp().refuses(req)) {
+            release(head);
+            rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
+            xrpc(rc, 503, "ServiceUnavailable", WARMING_UP);
             return;
         }
         start(rc, req, true, head);
@@ -138,7 +151,7 @@ public class UpgradeFilter {
             return false;
         }
         CursorPlan plan = a.plan();
-        SubscriberLimits.Admission admission = limits.admit(req);
+        SubscriberLimits.Admission admission = admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
             text(rc, 429, r.message());
@@ -176,7 +189,7 @@ public class UpgradeFilter {
             return false;
         }
         String info = UpgradeAnswers.info(a.plan(), gateway.ring().tip());
-        SubscriberLimits.Admission admission = limits.admit(req);
+        SubscriberLimits.Admission admission = admit(req);
         if (admission instanceof SubscriberLimits.Refusal r) {
             rc.response().putHeader("Retry-After", Integer.toString(SubscriberLimits.RETRY_AFTER_SECONDS));
             xrpc(rc, 429, "RateLimitExceeded", r.message());
@@ -201,6 +214,11 @@ public class UpgradeFilter {
         TextFrames.consolidateFlushes(req.connection());
         rc.next();
         return true;
+    }
+
+    /** The subscriber caps' answer; the warm-up's own upgrades are the gateway itself, under no client's cap. */
+    private SubscriberLimits.Admission admit(HttpServerRequest req) {
+        return gateway.warmUp().own(req) ? SubscriberLimits.Slot.NONE : limits.admit(req, gateway.metrics());
     }
 
     /** Answers a refusal in the wire's words. */

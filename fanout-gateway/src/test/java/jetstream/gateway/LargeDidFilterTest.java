@@ -133,12 +133,12 @@ class LargeDidFilterTest extends FixtureTestBase {
     @Test
     void anOpenTenThousandDidSubscriptionKeepsItsFilterNotItsRequestLine() throws Exception {
         int n = 8;
-        jetstream.testing.RawUpgrades first = new jetstream.testing.RawUpgrades(
+        jetstream.wire.RawUpgrades first = new jetstream.wire.RawUpgrades(
                 new java.net.InetSocketAddress("127.0.0.1", base.getPort()), null, "/subscribe", 10_000);
         first.run(1, 1); // loads what the first upgrade loads
         first.closeHeld();
         awaitSubscribers(0);
-        jetstream.testing.RawUpgrades flood = new jetstream.testing.RawUpgrades(
+        jetstream.wire.RawUpgrades flood = new jetstream.wire.RawUpgrades(
                 new java.net.InetSocketAddress("127.0.0.1", base.getPort()), null, "/subscribe", 10_000);
         long before = liveHeap();
         flood.run(n, 1);
@@ -169,7 +169,7 @@ class LargeDidFilterTest extends FixtureTestBase {
                 Thread.currentThread().interrupt();
             }
         });
-        jetstream.testing.RawUpgrades large = new jetstream.testing.RawUpgrades(
+        jetstream.wire.RawUpgrades large = new jetstream.wire.RawUpgrades(
                 new java.net.InetSocketAddress("127.0.0.1", base.getPort()), null, "/subscribe", 10_000);
         Thread t = new Thread(() -> {
             try {

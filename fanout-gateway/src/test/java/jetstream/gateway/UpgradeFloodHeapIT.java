@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import jetstream.testing.RawUpgrades;
+import jetstream.wire.RawUpgrades;
 
 /**
  * Runs after {@code package} (failsafe): the issue-21 flood against the packaged gateway in a child JVM

@@ -196,6 +196,8 @@ public final class SettingCatalog {
                     "how long a subscriber may lag before it is judged slow"),
             declare("JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES", Type.LONG, "402653184", EnumSet.of(Service.GATEWAY),
                     "estimated heap all subscriptions' state may hold: parsed filters (the `wantedDids`/`dids` and collection sets)"),
+            declare("JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES", Type.INT, "2000", EnumSet.of(Service.GATEWAY),
+                    "10,000-DID upgrades the gateway sends itself over its own listener before it reports ready"),
             declare("JETSTREAM_TIMESTAMP_IMPORT_DIR", Type.STRING, null, "<data-dir>/imports", EnumSet.of(Service.INGESTER),
                     "confinement directory for staged CSVs (the default one is created at start)"),
             declare("JETSTREAM_TIMESTAMP_IMPORT_TOKEN", Type.STRING, null, EnumSet.of(Service.INGESTER),

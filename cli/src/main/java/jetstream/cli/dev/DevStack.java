@@ -234,6 +234,8 @@ public final class DevStack implements AutoCloseable {
                 env.putIfAbsent("JETSTREAM_TRUSTED_PROXIES", i == 1 && cfg.gatewayBNamespace().isPresent()
                         ? cfg.gatewayBNamespace().get().hostAddress() : "127.0.0.1");
                 env.putIfAbsent("JETSTREAM_LOG_FORMAT", "text");
+                // a C1-only demo JVM (see command) has no optimising compiler for the start-up warm-up to run ahead
+                env.putIfAbsent("JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES", "0");
             }
             default -> {
                 // simulator and front door take flags

@@ -1,4 +1,4 @@
-package jetstream.testing;
+package jetstream.wire;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * answer that comes before the whole request was sent ends the sending). An accepted upgrade (101)
  * is held open and never read again, which is all the flood needs of a client: a full WebSocket
  * client per upgrade, and formatting every DID anew, kept the one-box load generator at ~55
- * upgrades/s. Used by the gateway's flood test and {@code UpgradeFloodBench}.
+ * upgrades/s. Used by the gateway's start-up warm-up, its flood tests and {@code UpgradeFloodBench}.
  */
 public final class RawUpgrades {
     private static final int SALT_DIGITS = 8;
@@ -43,6 +43,11 @@ public final class RawUpgrades {
 
     /** {@code sources}: local addresses to spread the upgrades over (null: the kernel's choice). */
     public RawUpgrades(InetSocketAddress target, String[] sources, String path, int dids) {
+        this(target, sources, path, dids, "");
+    }
+
+    /** As above, each request also carrying {@code headers} (complete header lines, each ending CRLF). */
+    public RawUpgrades(InetSocketAddress target, String[] sources, String path, int dids, String headers) {
         this.target = target;
         this.sources = sources;
         StringBuilder b = new StringBuilder(dids * 44 + 512).append("GET ").append(path).append('?');
@@ -54,7 +59,7 @@ public final class RawUpgrades {
         }
         b.append(" HTTP/1.1\r\nHost: ").append(target.getHostString()).append(':').append(target.getPort())
                 .append("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")
-                .append("\r\nSec-WebSocket-Version: 13\r\n\r\n");
+                .append("\r\nSec-WebSocket-Version: 13\r\n").append(headers).append("\r\n");
         template = b.toString().getBytes(StandardCharsets.US_ASCII);
         saltAt = salts.stream().mapToInt(Integer::intValue).toArray();
     }
@@ -105,11 +110,23 @@ public final class RawUpgrades {
      * answered, failed or timed out (a server that stops reading a request would otherwise hang the run).
      */
     public void run(int upgrades, int inflight) throws IOException {
+        run(upgrades, inflight, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #run(int, int)}, for at most {@code maxNanos}: then no upgrade is started and those unanswered are
+     * counted as {@code timeout} and closed.
+     */
+    public void run(int upgrades, int inflight, long maxNanos) throws IOException {
+        long end = System.nanoTime() + Math.min(maxNanos, Long.MAX_VALUE / 4);
         try (Selector selector = Selector.open()) {
             int started = 0;
             int answered = 0;
             int open = 0;
             while (answered < upgrades) {
+                if (System.nanoTime() - end > 0) {
+                    upgrades = started; // what is still open times out below, at once
+                }
                 while (started < upgrades && open < inflight) {
                     SocketChannel ch = SocketChannel.open();
                     ch.configureBlocking(false);
@@ -128,7 +145,7 @@ public final class RawUpgrades {
                 selector.select(1000);
                 long now = System.nanoTime();
                 for (SelectionKey k : selector.keys()) {
-                    if (k.isValid() && now - ((Attempt) k.attachment()).deadline > 0) {
+                    if (k.isValid() && (now - ((Attempt) k.attachment()).deadline > 0 || now - end > 0)) {
                         outcomes.computeIfAbsent("timeout", x -> new LongAdder()).increment();
                         answerNanos.add(now - ((Attempt) k.attachment()).started);
                         answered++;
