@@ -72,6 +72,8 @@ public class Gateway {
     private ColdReplay cold;
     private SubscribeMetrics metrics;
     private volatile GatewayWarmUp warmUp;
+    /** Readiness passed once: the warm-up no longer holds it back (see {@link #ready()}). */
+    private volatile boolean readyBefore;
     private SubscribeSettings settings;
     private StateBudget stateBudget;
     private ExecutorService coldPool;
@@ -214,7 +216,7 @@ public class Gateway {
     }
 
     private void sweep() {
-        warmUp.startWhen(steady(), httpAddress);
+        warmUp.startWhen(steady(), readyBefore, httpAddress);
         long now = System.nanoTime();
         if (stats != null) {
             statsAlive = stats.watch(now);
@@ -319,10 +321,11 @@ public class Gateway {
         return warmUp;
     }
 
-    /** Swaps the warm-up (a test runs one on a started gateway); returns the previous one. */
+    /** Swaps the warm-up (a test runs one on a started gateway, as if it had not been ready yet); returns the previous one. */
     GatewayWarmUp warmUp(GatewayWarmUp w) {
         GatewayWarmUp was = warmUp();
         warmUp = w;
+        readyBefore = false;
         return was;
     }
 
@@ -359,12 +362,18 @@ public class Gateway {
     }
 
     /**
-     * Readiness: the feed is connected, the ring holds its tip, the stats writer is alive, the warm-up is over
-     * ({@link GatewayWarmUp}) and, in remote mode, the archive answered the last request (cold replay would fail
-     * while it does not).
+     * Readiness: the feed is connected and has told the lifecycle phase, the ring holds its tip, the stats writer is
+     * alive, in remote mode the archive answered the last request (cold replay would fail while it does not), and the
+     * start-up warm-up ({@link GatewayWarmUp}) is over. The warm-up holds back only a gateway that has not been ready
+     * yet; one that became ready during the ingester's bootstrap (every upgrade refused then) skips it.
      */
     public boolean ready() {
-        return feedConnected && ring().started() && statsAlive && warmUp().done() && archiveReachable();
+        boolean ready = feedConnected && phase != null && ring().started() && statsAlive && archiveReachable()
+                && (readyBefore || !steady() || warmUp().done());
+        if (ready && !readyBefore) {
+            readyBefore = true;
+        }
+        return ready;
     }
 
     /** True without an archive URL; else whether the archive answered the last request. */

@@ -10,7 +10,8 @@ import io.vertx.core.http.HttpServerRequest;
 import jetstream.wire.RawUpgrades;
 
 /**
- * The gateway's start-up warm-up: once the feed is steady and the public listener bound, and before readiness, the
+ * The gateway's start-up warm-up: once the feed is steady and the public listener bound, and before readiness (a
+ * gateway that was ready during the ingester's bootstrap skips it), the
  * gateway sends itself a flood of {@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES} 10,000-DID v1 upgrades over its own
  * listener ({@link RawUpgrades}, {@link #INFLIGHT} at once, under no per-IP cap), then closes the ones it was granted. A gateway meeting
  * its first flood of large upgrades used to compile that flood's paths (Netty's reads and buffer pools, the request
@@ -78,10 +79,17 @@ final class GatewayWarmUp {
 
     /**
      * Starts the warm-up on its own thread when it is pending, {@code steady} and the public listener is bound at
-     * {@code address} ({@code host:port}, empty until bound).
+     * {@code address} ({@code host:port}, empty until bound). A gateway {@code readyBefore} the feed was steady (it
+     * came up during the ingester's bootstrap) skips it: it would refuse the clients arriving at the phase change.
      */
-    synchronized void startWhen(boolean steady, String address) {
+    synchronized void startWhen(boolean steady, boolean readyBefore, String address) {
         if (state != State.PENDING || !steady || address.isEmpty()) {
+            return;
+        }
+        if (readyBefore) {
+            outcome = "skipped: the gateway was ready before the feed was steady";
+            state = State.DONE;
+            LOG.info("warm-up " + outcome);
             return;
         }
         state = State.RUNNING;

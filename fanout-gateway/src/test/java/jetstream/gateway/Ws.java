@@ -30,7 +30,12 @@ final class Ws {
         this.dict = dict;
     }
 
-    /** Installs the handlers in the connect callback, on the event loop, before any message can be dispatched. */
+    /**
+     * Installs the handlers on the socket before it connects. In the connect future's callback they could come too
+     * late: a first frame read with the 101 (a v2 {@code #info}) is dispatched at once, and when the connect completed
+     * before the callback was registered (this thread descheduled under load) the callback ran afterwards and the
+     * frame went to no handler.
+     */
     private WebSocket attach(WebSocket ws) {
         this.ws = ws;
         ws.textMessageHandler(t -> {
@@ -67,7 +72,9 @@ final class Ws {
             o.addHeader(headers[i], headers[i + 1]);
         }
         Ws w = new Ws(client, dict);
-        client.connect(o).map(w::attach).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        io.vertx.core.http.ClientWebSocket socket = client.webSocket();
+        w.attach(socket);
+        socket.connect(o).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         return w;
     }
 
