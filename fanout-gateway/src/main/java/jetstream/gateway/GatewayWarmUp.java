@@ -42,7 +42,7 @@ final class GatewayWarmUp {
     private final String token = UUID.randomUUID().toString();
     private final SubscribeMetrics scratch = new SubscribeMetrics(new SimpleMeterRegistry());
     private volatile State state;
-    private volatile String outcome = "not run";
+    private volatile String outcome;
 
     GatewayWarmUp(int upgrades) {
         if (upgrades < 0) {
@@ -50,6 +50,7 @@ final class GatewayWarmUp {
         }
         this.upgrades = upgrades;
         this.state = upgrades == 0 ? State.DONE : State.PENDING;
+        this.outcome = upgrades == 0 ? "off" : "not run";
     }
 
     /** Done, given up, or off: the gateway may report ready. */

@@ -157,6 +157,14 @@ class GatewayWarmUpTest extends FixtureTestBase {
     }
 
     @Test
+    void offIsDoneAtOnceAndANegativeCountIsRefused() {
+        GatewayWarmUp off = new GatewayWarmUp(0);
+        assertTrue(off.done());
+        assertEquals("off", off.outcome());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> new GatewayWarmUp(-1));
+    }
+
+    @Test
     void aWildcardListenerIsReachedOverLoopback() {
         assertEquals(new java.net.InetSocketAddress("127.0.0.1", 8080), GatewayWarmUp.target("0.0.0.0:8080"));
         assertEquals(new java.net.InetSocketAddress("::1", 8080), GatewayWarmUp.target("[::]:8080"));
