@@ -71,6 +71,15 @@ class GatewayWarmUpTest extends FixtureTestBase {
         return registry.find("jetstream.subscribe.subscribers").gauges().stream().mapToDouble(Gauge::value).sum();
     }
 
+    /** A v1 subscriber connects and shows in the subscriber gauge. */
+    private void assertServedAndCounted(String when) throws Exception {
+        open.add(Ws.connect(vertx, base.getPort(), "/subscribe", false, null, null));
+        for (int i = 0; i < 200 && subscribers() < 1; i++) {
+            Thread.sleep(25);
+        }
+        assertEquals(1, subscribers(), "served and counted " + when);
+    }
+
     @Test
     void readinessWaitsForTheWarmUpWhoseFloodCountsNothingAndHoldsNothing() throws Exception {
         awaitReady("the fixture's gateway");
@@ -115,12 +124,7 @@ class GatewayWarmUpTest extends FixtureTestBase {
             }
             assertEquals(stateUsed, gateway.stateBudget().used(), "the warm-up gave back every state byte");
 
-            Ws ws = Ws.connect(vertx, base.getPort(), "/subscribe", false, null, null);
-            open.add(ws);
-            for (int i = 0; i < 200 && subscribers() < 1; i++) {
-                Thread.sleep(25);
-            }
-            assertEquals(1, subscribers(), "served and counted after the warm-up");
+            assertServedAndCounted("after the warm-up");
         } finally {
             gateway.warmUp(was);
         }
@@ -144,12 +148,7 @@ class GatewayWarmUpTest extends FixtureTestBase {
             }
             assertEquals("skipped: the gateway was ready before the feed was steady", warmUp.outcome());
             awaitReady("ready through the phase change");
-            Ws ws = Ws.connect(vertx, base.getPort(), "/subscribe", false, null, null);
-            open.add(ws);
-            for (int i = 0; i < 200 && subscribers() < 1; i++) {
-                Thread.sleep(25);
-            }
-            assertEquals(1, subscribers(), "served at once, counted");
+            assertServedAndCounted("at once");
         } finally {
             gateway.warmUp(was);
             gateway.setPhase(Gateway.STEADY_STATE);
