@@ -63,9 +63,12 @@ final class GatewayWarmUp {
         return outcome;
     }
 
-    /** The metrics the subscribe path counts in now: {@code real} once done, the scratch registry until then. */
+    /**
+     * The metrics the subscribe path counts in now: the scratch registry while the warm-up runs, else {@code real} (a
+     * gateway waiting for a steady feed, which may take days of bootstrap, counts its refusals as usual).
+     */
     SubscribeMetrics metrics(SubscribeMetrics real) {
-        return state == State.DONE ? real : scratch;
+        return state == State.RUNNING ? scratch : real;
     }
 
     /** True for a request the warm-up sent. */
