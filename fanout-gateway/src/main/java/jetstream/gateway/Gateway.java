@@ -117,11 +117,7 @@ public class Gateway {
         GatewayStatsFile.Source src = new GatewayStatsFile.Source() {
             @Override
             public long subscribers() {
-                long n = 0;
-                for (SubscribeMetrics.Compression c : SubscribeMetrics.Compression.values()) {
-                    n += metrics.subscribers(c);
-                }
-                return n;
+                return metrics.subscribers();
             }
 
             @Override

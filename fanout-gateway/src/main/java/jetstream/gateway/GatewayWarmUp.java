@@ -11,17 +11,16 @@ import jetstream.wire.RawUpgrades;
 
 /**
  * The gateway's start-up warm-up: once the feed is steady and the public listener bound, and before readiness (a
- * gateway that was ready during the ingester's bootstrap skips it), the
- * gateway sends itself a flood of {@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES} 10,000-DID v1 upgrades over its own
- * listener ({@link RawUpgrades}, {@link #INFLIGHT} at once, under no per-IP cap), then closes the ones it was granted. A gateway meeting
+ * gateway that was ready during the ingester's bootstrap skips it), the gateway sends itself a flood of
+ * {@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES} 10,000-DID v1 upgrades over its own listener ({@link RawUpgrades},
+ * {@link #INFLIGHT} at once, under no per-IP cap), then waits until the ones it was granted are closed. A gateway meeting
  * its first flood of large upgrades used to compile that flood's paths (Netty's reads and buffer pools, the request
  * line, the parser, the filters, the parked-subscriber check) while serving it: the JIT took ~0.4 of 2 cores and
  * live subscribers waited up to twice as long as in the gateway's second flood (BENCHMARKS.md, #21 flood section).
  *
  * <p>While it runs, every {@code jetstream_*} count the subscribe path makes goes to a scratch registry (the warm-up
  * is not traffic) and stream upgrades without the warm-up's per-process token are refused 503, as before the feed is
- * steady. Quarkus's own HTTP server metrics do
- * count the warm-up's requests. It gives up after {@link #MAX_NANOS}; a failure is logged and the gateway serves
+ * steady. Quarkus's own HTTP server metrics do count the warm-up's requests. It gives up after {@link #MAX_NANOS}; a failure is logged and the gateway serves
  * without it: it is an optimisation, never a condition of service.
  */
 final class GatewayWarmUp {
@@ -122,7 +121,7 @@ final class GatewayWarmUp {
             flood.run(upgrades, INFLIGHT, MAX_NANOS);
             flood.closeHeld();
             long drainEnd = System.nanoTime() + DRAIN_NANOS;
-            while (held() > 0 && System.nanoTime() - drainEnd < 0) {
+            while (scratch.subscribers() > 0 && System.nanoTime() - drainEnd < 0) {
                 Thread.sleep(20);
             }
             outcome = String.format("%d upgrades in %.1f s: %s", upgrades, (System.nanoTime() - t0) / 1e9,
@@ -141,14 +140,5 @@ final class GatewayWarmUp {
         } finally {
             state = State.DONE;
         }
-    }
-
-    /** Subscriptions the warm-up still holds open on the gateway. */
-    private long held() {
-        long n = 0;
-        for (SubscribeMetrics.Compression c : SubscribeMetrics.Compression.values()) {
-            n += scratch.subscribers(c);
-        }
-        return n;
     }
 }

@@ -145,6 +145,15 @@ public final class SubscribeMetrics {
         return subscribers.get(c).get();
     }
 
+    /** Open subscribers, every compression. */
+    public long subscribers() {
+        long n = 0;
+        for (AtomicLong c : subscribers.values()) {
+            n += c.get();
+        }
+        return n;
+    }
+
     /** {@code events} frames of {@code bytes} payload bytes in all handed to one subscriber's socket. */
     void sent(Compression c, int events, long bytes) {
         eventsSent.get(c).add(events);
