@@ -7,6 +7,7 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -44,7 +45,7 @@ import jetstream.testing.ResultLine;
  * {@code jvm_memory_used_bytes{area="heap"}} polled every 250 ms), {@code OutOfMemoryError}s in its log,
  * and whether every live subscriber kept receiving (events in the last second of the flood), and the live
  * subscribers' delivery latency ({@link LiveLatency}), measured in this JVM, which shares the 2 cores with the
- * flood's generator, and the gateway's own share of it ({@code jetstream_subscribe_live_lag_seconds}: witness to
+ * gateway (and the flood's generator), and the gateway's own share of it ({@code jetstream_subscribe_live_lag_seconds}: witness to
  * socket, {@code RESULT upgrade_flood_gateway_lag_p99_ms}), and how late its event loops ran a task due every 20 ms
  * ({@code jetstream_gateway_event_loop_delay_seconds}, {@code RESULT upgrade_flood_event_loop_delay_p99_ms}). Floors: the flood's
  * duration against the generator's own CPU time for it ({@link RawUpgrades} only; the Vert.x flood has none), the
@@ -60,7 +61,9 @@ import jetstream.testing.ResultLine;
  * so one IP's flood meets the state budget; {@code default} keeps the gateway's own), {@code budget}
  * (JETSTREAM_SUBSCRIBE_STATE_BUDGET_BYTES, default the gateway's), {@code jar} (another packaged gateway),
  * {@code jvm} (JDK_JAVA_OPTIONS for the gateway, e.g. {@code jvm=-XX:+UseZGC}),
- * {@code warmGenerator} (upgrades the generator first sends to a stand-in server in this JVM, compiling its own code
+ * {@code generator} ({@code nice}, the default: the flood comes from a JVM of its own at nice 19, {@link FloodGenerator},
+ * standing for clients on other machines; {@code inline}: from this JVM at the gateway's priority, as before 2026-12-05),
+ * {@code warmGenerator} (upgrades the generator first sends to a stand-in server, compiling its own code
  * there rather than on the gateway's cores during the measured flood; default 3000, 0 off), {@code warmup} (upgrades of
  * a first, unmeasured flood, its accepted ones then closed: the measured flood then meets a
  * gateway that met one before, its flood paths compiled; default 0: the gateway's first flood after its own start-up
@@ -133,11 +136,11 @@ public final class UpgradeFloodBench {
         startGateway();
         Vertx vertx = Vertx.vertx();
         WebSocketClient client = client(vertx, null);
-        // One client per source address: 127.0.0.1 .. 127.0.0.<ips> (all of 127/8 is loopback on Linux).
         int ips = intOpt("ips", 1);
+        String[] sources = FloodGenerator.sources(ips);
         WebSocketClient[] flooders = new WebSocketClient[ips];
         for (int i = 0; i < ips; i++) {
-            flooders[i] = ips == 1 ? client : client(vertx, "127.0." + (i + 1) / 256 + "." + (i + 1) % 256);
+            flooders[i] = ips == 1 ? client : client(vertx, sources[i]);
         }
         LongAdder[] liveCounts = new LongAdder[live];
         LiveLatency latency = new LiveLatency();
@@ -153,8 +156,15 @@ public final class UpgradeFloodBench {
                 second.record(b);
             });
         }
-        FloodWarmUps.generator(intOpt("warmGenerator", 3000), dids, inflight);
-        FloodWarmUps.gateway(new java.net.InetSocketAddress("127.0.0.1", port), intOpt("warmup", 0), dids, inflight);
+        boolean raw = Boolean.parseBoolean(opts.getOrDefault("raw", "true"));
+        InetSocketAddress target = new InetSocketAddress("127.0.0.1", port);
+        FloodGenerator child = null;
+        if (raw && opts.getOrDefault("generator", "nice").equals("nice")) {
+            child = FloodGenerator.start(target, dids, inflight, intOpt("warmGenerator", 3000), sources);
+        } else if (raw) {
+            FloodWarmUps.generator(intOpt("warmGenerator", 3000), dids, inflight);
+        }
+        FloodWarmUps.gateway(target, intOpt("warmup", 0), dids, inflight);
         // the prober starts before the flood: its first 2 s are the quiet gateway's figures, the floors (the live
         // latency's floor is the same subscribers' over the last second of those)
         List<Long> readyMicros = Collections.synchronizedList(new ArrayList<>());
@@ -194,29 +204,22 @@ public final class UpgradeFloodBench {
         String loadBefore = GatewayBench.loadAverage();
         long start = System.nanoTime();
         Thread timeline = timeline(second, start);
-        RawUpgrades raw = null;
-        if (Boolean.parseBoolean(opts.getOrDefault("raw", "true"))) {
-            String[] sources = null;
-            if (ips > 1) {
-                sources = new String[ips];
-                for (int i = 0; i < ips; i++) {
-                    sources[i] = "127.0." + (i + 1) / 256 + "." + (i + 1) % 256;
-                }
+        RawUpgrades inline = null;
+        if (raw) {
+            if (child == null) {
+                inline = new RawUpgrades(target, sources, "/subscribe", dids);
             }
-            raw = new RawUpgrades(new java.net.InetSocketAddress("127.0.0.1", port), sources, "/subscribe", dids);
-            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
-            long cpu0 = mx.getCurrentThreadCpuTime();
-            raw.run(upgrades, inflight);
-            long cpu = mx.getCurrentThreadCpuTime() - cpu0;
-            generatorSeconds = cpu / 1e9;
-            // What this one thread could offer: the generator's own CPU per upgrade, apart from the gateway's pace.
-            System.out.printf("generator CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
-                    cpu / 1e9, upgrades, cpu / 1e6 / upgrades, upgrades / (cpu / 1e9));
-            outcomes.putAll(raw.outcomes);
+            FloodGenerator.Result r = child != null ? child.run(upgrades) : FloodGenerator.measure(inline, upgrades, inflight);
+            generatorSeconds = r.cpuSeconds();
+            // What the generator could offer: its own CPU per upgrade, apart from the gateway's pace.
+            System.out.printf("generator (%s) CPU %.2f s for %d upgrades: %.2f ms each, ~%.0f upgrades/s per core%n",
+                    child != null ? "own JVM, nice 19" : "this JVM", generatorSeconds, upgrades,
+                    generatorSeconds * 1e3 / upgrades, upgrades / generatorSeconds);
+            r.outcomes().forEach((k, v) -> outcomes.computeIfAbsent(k, x -> new LongAdder()).add(v));
             System.out.printf("answer time (connect to status line) p50=%.0f ms p99=%.0f ms max=%.0f ms%n",
-                    raw.answerMillis(0.5), raw.answerMillis(0.99), raw.answerMillis(1));
+                    r.answerP50(), r.answerP99(), r.answerMax());
         }
-        for (int i = 0; raw == null && i < upgrades; i++) {
+        for (int i = 0; !raw && i < upgrades; i++) {
             slots.acquire();
             flooders[i % ips].connect(options("/subscribe" + query(i, dids))).onComplete(r -> {
                 String k;
@@ -231,7 +234,7 @@ public final class UpgradeFloodBench {
                 slots.release();
             });
         }
-        if (raw == null) {
+        if (!raw) {
             slots.acquire(inflight);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -295,7 +298,7 @@ public final class UpgradeFloodBench {
                 GatewayProcess.quantileMillis(loopStart, loopEnd, 0.5), loopP99, loopQuietP99);
         System.out.printf("load average before=%s after=%s (2 cores; not a quiet-box figure when others run)%n",
                 loadBefore, loadAfter);
-        if (raw != null) {
+        if (raw) {
             ResultLine.print("upgrade_flood_s", seconds, generatorSeconds);
         } else {
             ResultLine.printNoFloor("upgrade_flood_s", seconds);
@@ -307,8 +310,10 @@ public final class UpgradeFloodBench {
         ResultLine.print("upgrade_flood_gateway_lag_p99_ms", gwP99, gwQuietP99);
         ResultLine.print("upgrade_flood_event_loop_delay_p99_ms", loopP99, loopQuietP99);
         ResultLine.printNoFloor("upgrade_flood_live_starved_subscribers", starved);
-        if (raw != null) {
-            raw.closeHeld();
+        if (child != null) {
+            child.close();
+        } else if (inline != null) {
+            inline.closeHeld();
         }
         for (WebSocketClient c : flooders) {
             c.close();
