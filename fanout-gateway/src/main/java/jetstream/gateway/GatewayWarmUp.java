@@ -13,15 +13,15 @@ import jetstream.wire.RawUpgrades;
  * The gateway's start-up warm-up: once the feed is steady and the public listener bound, and before readiness (a
  * gateway that was ready during the ingester's bootstrap skips it), the gateway sends itself a flood of
  * {@code JETSTREAM_SUBSCRIBE_WARM_UP_UPGRADES} 10,000-DID v1 upgrades over its own listener ({@link RawUpgrades},
- * {@link #INFLIGHT} at once, under no per-IP cap), then waits until the ones it was granted are closed. A gateway meeting
- * its first flood of large upgrades used to compile that flood's paths (Netty's reads and buffer pools, the request
- * line, the parser, the filters, the parked-subscriber check) while serving it: the JIT took ~0.4 of 2 cores and
- * live subscribers waited up to twice as long as in the gateway's second flood (BENCHMARKS.md, #21 flood section).
+ * {@link #INFLIGHT} at once, under no per-IP cap), then waits until the ones it was granted are closed. A gateway
+ * meeting its first flood of large upgrades used to compile that flood's paths (Netty's reads and buffer pools, the
+ * request line, the parser, the filters, the parked-subscriber check) while serving it: the JIT took ~0.4 of 2 cores
+ * and live subscribers waited up to twice as long as in the gateway's second flood (BENCHMARKS.md, #21 flood section).
  *
  * <p>While it runs, every {@code jetstream_*} count the subscribe path makes goes to a scratch registry (the warm-up
  * is not traffic) and stream upgrades without the warm-up's per-process token are refused 503, as before the feed is
- * steady. Quarkus's own HTTP server metrics do count the warm-up's requests. It gives up after {@link #MAX_NANOS}; a failure is logged and the gateway serves
- * without it: it is an optimisation, never a condition of service.
+ * steady. Quarkus's own HTTP server metrics do count the warm-up's requests. It gives up after {@link #MAX_NANOS}; a
+ * failure is logged and the gateway serves without it: it is an optimisation, never a condition of service.
  */
 final class GatewayWarmUp {
     private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(GatewayWarmUp.class);
@@ -117,7 +117,8 @@ final class GatewayWarmUp {
     private void run(String address) {
         long t0 = System.nanoTime();
         try {
-            RawUpgrades flood = new RawUpgrades(target(address), null, UpgradeFilter.V1_PATH, DIDS, HEADER + ": " + token + "\r\n");
+            RawUpgrades flood = new RawUpgrades(target(address), null, UpgradeFilter.V1_PATH, DIDS,
+                    HEADER + ": " + token + "\r\n");
             flood.run(upgrades, INFLIGHT, MAX_NANOS);
             flood.closeHeld();
             long drainEnd = System.nanoTime() + DRAIN_NANOS;

@@ -16,12 +16,16 @@ final class RawWs implements AutoCloseable {
     private final DataInputStream in;
     final String head;
 
-    RawWs(int port, String path) throws IOException {
+    /** Sends the upgrade for {@code path}, with {@code headers} (name, value, …) added, and reads the response head. */
+    RawWs(int port, String path, String... headers) throws IOException {
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(10_000);
-        socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
+        StringBuilder req = new StringBuilder("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+        for (int i = 0; i < headers.length; i += 2) {
+            req.append(headers[i]).append(": ").append(headers[i + 1]).append("\r\n");
+        }
+        socket.getOutputStream().write(req.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII));
         in = new DataInputStream(socket.getInputStream());
         StringBuilder h = new StringBuilder();
         while (!h.toString().endsWith("\r\n\r\n")) {

@@ -215,25 +215,10 @@ class StreamWireTest extends FixtureTestBase {
         assertFalse(d.closed.isDone(), "unknown types and binary messages are ignored");
     }
 
-    /** The raw 101 response head of an upgrade request (the Vert.x client hides the handshake headers). */
+    /** The raw 101 response head of an upgrade request (the Vert.x client hides the handshake headers), lower-cased. */
     private String upgradeHead(String path, String... headers) throws Exception {
-        try (java.net.Socket sock = new java.net.Socket("127.0.0.1", base.getPort())) {
-            StringBuilder req = new StringBuilder("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                    + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
-            for (int i = 0; i < headers.length; i += 2) {
-                req.append(headers[i]).append(": ").append(headers[i + 1]).append("\r\n");
-            }
-            sock.getOutputStream().write(req.append("\r\n").toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            java.io.InputStream in = sock.getInputStream();
-            StringBuilder head = new StringBuilder();
-            while (!head.toString().endsWith("\r\n\r\n")) {
-                int c = in.read();
-                if (c < 0) {
-                    break;
-                }
-                head.append((char) c);
-            }
-            return head.toString().toLowerCase(java.util.Locale.ROOT);
+        try (RawWs w = new RawWs(base.getPort(), path, headers)) {
+            return w.head.toLowerCase(java.util.Locale.ROOT);
         }
     }
 
